@@ -1,0 +1,350 @@
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from model import GPT, GPTConfig, KVCache, POSITIONAL_ENCODINGS, T5Bias, alibi_slopes, sandwich_ratios
+
+torch.manual_seed(0)
+ALL = list(POSITIONAL_ENCODINGS)
+ABSOLUTE = {'learned', 'sinusoidal'}          # positions enter only through the embeddings
+RELATIVE = [p for p in ALL if p not in ABSOLUTE]
+LEARNABLE = ['t5', 'kerple_power', 'kerple_log', 'kerple_3log', 'kerple_biaswht',
+             'gauss_bias2', 'gauss_bias3', 'gauss_wht1', 'gauss_wht2', 'regular']
+REQUIRED = ['none', 'learned', 'sinusoidal', 'rope', 't5', 'alibi', 'kerple_power', 'kerple_log',
+            'kerple_3log', 'kerple_biaswht', 'sandwich', 'sandwich_smoothed', 'bipe_rope', 'bipe_alibi']
+
+
+def tiny(pe, **kw):
+    args = dict(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pe=pe, bipe_sep_ids=(1, 2))
+    args.update(kw)
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(**args)).eval()
+    with torch.no_grad():  # random kernels instead of the zero init, so every encoding actually acts
+        for name, p in model.pe.named_parameters():
+            if name == 'table' or name == 'r':
+                p.normal_(0, 1)
+    return model
+
+
+def all_logits(model, idx):
+    return model(idx, targets=idx)[0]
+
+
+def test_registry_has_every_required_name_and_rejects_unknown():
+    assert set(REQUIRED) <= set(POSITIONAL_ENCODINGS)
+    assert len({'gauss_bias2', 'gauss_bias3', 'gauss_wht1', 'gauss_wht2'} & set(ALL)) == 4
+    with pytest.raises(ValueError, match="unknown pe='bogus'.*alibi.*kerple_log"):
+        GPT(GPTConfig(pe='bogus'))
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_causality(pe):
+    model = tiny(pe)
+    idx = torch.randint(3, 64, (2, 16))
+    t = 9
+    changed = idx.clone()
+    changed[:, t] = 1  # a BiPE separator as well, so segment positions after t change too
+    with torch.no_grad():
+        a, b = all_logits(model, idx), all_logits(model, changed)
+    assert torch.allclose(a[:, :t], b[:, :t], atol=1e-6)
+    assert not torch.allclose(a[:, t:], b[:, t:], atol=1e-4)
+
+
+@pytest.mark.parametrize('pe', RELATIVE + ['sinusoidal'])
+def test_longer_than_training_length(pe):
+    model = tiny(pe)
+    with torch.no_grad():
+        logits = all_logits(model, torch.randint(0, 64, (1, 64)))
+    assert logits.shape == (1, 64, 64) and torch.isfinite(logits).all()
+
+
+def test_learned_refuses_positions_past_block_size():
+    model = tiny('learned')
+    all_logits(model, torch.randint(0, 64, (1, 16)))
+    with pytest.raises(ValueError, match='positions 0..15 only, got position 16'):
+        all_logits(model, torch.randint(0, 64, (1, 17)))
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_kv_cache_decoding_equals_full_forward(pe):
+    model = tiny(pe)
+    T = 16 if pe == 'learned' else 40
+    idx = torch.randint(0, 64, (2, T))
+    idx[:, 5] = 1
+    idx[:, 13] = 2
+    with torch.no_grad():
+        full = all_logits(model, idx)
+        cache = KVCache()
+        steps = [model(idx[:, :7], cache=cache)[0]]  # a prompt, then one token at a time, then a chunk
+        steps += [model(idx[:, t:t + 1], cache=cache)[0] for t in range(7, 12)]
+        chunk = model(idx[:, 12:], targets=idx[:, 12:], cache=cache)[0]
+    assert torch.allclose(steps[0][:, -1], full[:, 6], atol=1e-5)
+    for j, t in enumerate(range(7, 12)):
+        assert torch.allclose(steps[j + 1][:, -1], full[:, t], atol=1e-5)
+    assert torch.allclose(chunk, full[:, 12:], atol=1e-5)
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'rope', 'kerple_log', 'bipe_rope'])
+def test_bounded_cache_equals_lambda_masked_forward(pe):
+    model = tiny(pe)
+    idx = torch.randint(0, 64, (1, 48))
+    with torch.no_grad():
+        model.set_attention(local=8, n_starting=3)
+        full = all_logits(model, idx)
+        model.set_attention()
+        cache = KVCache(local=8, n_starting=3)
+        model(idx[:, :10], cache=cache)
+        for t in range(10, 48):
+            out = model(idx[:, t:t + 1], cache=cache)[0]
+            assert torch.allclose(out[:, -1], full[:, t], atol=1e-5)
+            assert cache.k[0].size(2) <= 3 + 8
+    assert cache.idx.tolist() == [0, 1, 2] + list(range(40, 48))
+
+
+def test_alibi_slopes_against_hand_values():
+    assert alibi_slopes(8).tolist() == [2 ** -k for k in range(1, 9)]
+    # 12 heads: the 8-head slopes, then every other slope of 16 heads (2^-0.5, 2^-1.5, ...)
+    assert torch.allclose(alibi_slopes(12), torch.tensor(
+        [2 ** -k for k in range(1, 9)] + [2 ** -0.5, 2 ** -1.5, 2 ** -2.5, 2 ** -3.5]))
+    assert alibi_slopes(6).tolist() == [0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125]
+
+
+def test_alibi_shift_and_equal_slopes():
+    d = torch.tensor([0., 1., 10.])
+    shifted = tiny('alibi', alibi_shift=2.0).pe.bias(0, d)
+    assert torch.allclose(shifted[:, 1], -alibi_slopes(4) / 4)
+    equal = tiny('alibi', alibi_equal_h=3.0).pe.bias(0, d)
+    assert torch.allclose(equal, torch.tensor([0., -1 / 8, -10 / 8]).expand(4, 3))
+
+
+def test_t5_buckets_against_hand_computed_distances():
+    d = torch.tensor([0, 1, 15, 16, 20, 32, 64, 100, 127, 128, 1000]).float()
+    # 16 + floor(log(d/16) / log(8) * 16): d=20 -> 1.72, 32 -> 5.33, 64 -> 10.67, 100 -> 14.10, 127 -> 15.94
+    assert T5Bias.bucket(d).tolist() == [0, 1, 15, 16, 17, 21, 26, 30, 31, 31, 31]
+
+
+def test_t5_bias_is_shared_across_layers():
+    pe = tiny('t5').pe
+    d = torch.arange(200).float()
+    assert torch.equal(pe.bias(0, d), pe.bias(1, d))
+    assert sum(p.numel() for p in pe.parameters()) == 4 * 32
+
+
+def thesis_sandwich(heads, seq_len, bar_d=128, base=1e4):
+    """The numpy reference of thesis section 4.9.5, verbatim in substance."""
+    positions = np.arange(seq_len)[..., None]
+    i = np.arange(bar_d // 2)
+    pos_embs = np.concatenate([np.sin(positions / base ** (2 * i / bar_d)),
+                               np.cos(positions / base ** (2 * i / bar_d))], axis=-1)
+    sandwich = np.matmul(pos_embs, pos_embs.T)
+    compression_ratio = np.arange(1, heads + 1) * 8 / heads
+    return sandwich[None, ...] / compression_ratio[..., None, None]
+
+
+def test_sandwich_matches_thesis_reference():
+    H, T = 12, 300
+    ref = thesis_sandwich(H, T)
+    pe = tiny('sandwich', n_head=H, n_embd=48).pe
+    table = pe.bias(0, torch.arange(T).float()).double().numpy()  # [H, T] over distances
+    m, n = np.tril_indices(T)
+    ours = table[:, m - n]
+    # eq. 4.6 subtracts d_bar/2 before dividing by h; softmax ignores that per-head constant
+    shift = (128 / 2) / (np.arange(1, H + 1) * 8 / H)
+    assert np.allclose(ours, ref[:, m, n] - shift[:, None], atol=1e-3)
+
+
+def test_sandwich_smoothed_is_the_log_fit_of_sandwich():
+    # thesis 4.6.2: least squares of Sandwich at h = 8 against log(1+d) gives about -0.825 log(1+d) - 0.8
+    d = torch.arange(8192).float()
+    s = tiny('sandwich', n_head=8).pe.bias(0, d)[-1].double().numpy()  # h = 8 for the last of 8 heads
+    A = np.stack([np.log1p(d.numpy()), np.ones(len(d))], 1)
+    a, b = np.linalg.lstsq(A, s, rcond=None)[0]
+    assert abs(a + 0.825) < 0.02 and abs(b + 0.8) < 0.02
+    smooth = tiny('sandwich_smoothed', n_head=8).pe.bias(0, d)
+    assert torch.allclose(smooth[-1], -0.825 * torch.log1p(d) - 0.8)
+    assert torch.allclose(smooth[0], smooth[-1] * 8)  # h = 1 for the first head
+
+
+def set_kernel(pe, **values):
+    with torch.no_grad():
+        for name, v in values.items():
+            getattr(pe, name)[1] = torch.tensor(v)
+    return pe
+
+
+def test_kerple_biases_against_formulas():
+    d = torch.tensor([0., 1., 2., 7., 100.])
+    r1, r2, r3, r4 = [0.5, 1.0, 2.0, 0.3], [1.5, 0.5, 2.0, 0.1], [0.2, 1.0, 1.5, 0.7], [2.0, 1.0, 0.5, 1.2]
+    R = [torch.tensor(r)[:, None] for r in (r1, r2, r3, r4)]
+    pe = set_kernel(tiny('kerple_power').pe, r1=r1, r2=r2)
+    assert torch.allclose(pe.bias(1, d), -R[0] * d ** R[1])
+    pe = set_kernel(tiny('kerple_log').pe, r1=r1, r2=r2)
+    assert torch.allclose(pe.bias(1, d), -R[0] * torch.log(1 + R[1] * d))
+    pe = set_kernel(tiny('kerple_3log').pe, r1=r1, r2=r2, r3=r3)
+    assert torch.allclose(pe.bias(1, d), -R[0] * torch.log(1 + R[1] * d ** R[2]))
+    pe = set_kernel(tiny('kerple_biaswht').pe, r1=r1, r2=r2, r3=r3, r4=r4)
+    assert torch.allclose(pe.bias(1, d), -R[0] * d ** R[1])
+    assert torch.allclose(pe.weight(1, d), torch.exp(-R[2] * d ** R[3]))
+    pe = set_kernel(tiny('gauss_bias2').pe, r1=r1, r2=r3)
+    assert torch.allclose(pe.bias(1, d), R[0] * torch.exp(-R[2] * d ** 2))
+    pe = set_kernel(tiny('gauss_bias3').pe, r1=r1, r2=r3, r3=r4)
+    assert torch.allclose(pe.bias(1, d), R[0] * torch.exp(-R[2] * d ** R[3]))
+    pe = set_kernel(tiny('gauss_wht1').pe, r1=r3)
+    assert torch.allclose(pe.weight(1, d), torch.exp(-R[2] * d ** 2))
+    pe = set_kernel(tiny('gauss_wht2').pe, r1=r3, r2=r4)
+    assert torch.allclose(pe.weight(1, d), torch.exp(-R[2] * d ** R[3]))
+    assert pe.bias(1, d) is None and tiny('kerple_log').pe.weight(1, d) is None
+
+
+def test_kernel_parameters_stay_in_their_valid_range():
+    pe = set_kernel(tiny('kerple_power').pe, r1=[-1.0, 0.5, 0.5, 0.5], r2=[5.0, 1.0, -3.0, 2.0])
+    d = torch.tensor([0., 1., 3.])
+    used_r1 = torch.tensor([0.01, 0.5, 0.5, 0.5])[:, None]
+    used_r2 = torch.tensor([2.0, 1.0, 0.01, 2.0])[:, None]
+    assert torch.allclose(pe.bias(1, d), -used_r1 * d ** used_r2)
+
+
+def model_with_offset_logits(model, idx, start):
+    cache = KVCache()
+    cache.next = start
+    with torch.no_grad():
+        return model(idx, cache=cache)[0]
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_shift_invariance_of_relative_encodings(pe):
+    model = tiny(pe)
+    idx = torch.randint(3, 64, (2, 12))
+    idx[:, 4] = 2
+    a, b = model_with_offset_logits(model, idx, 0), model_with_offset_logits(model, idx, 4)
+    if pe in ABSOLUTE:  # absolute encodings see the shift; relative ones must not
+        assert not torch.allclose(a, b, atol=1e-4)
+    else:
+        assert torch.allclose(a, b, atol=1e-4)
+
+
+@pytest.mark.parametrize('pe', LEARNABLE)
+def test_gradient_reaches_kernel_parameters(pe):
+    model = tiny(pe)
+    model.train()
+    idx = torch.randint(0, 64, (2, 16))
+    model(idx, targets=idx)[1].backward()
+    grads = [p.grad for p in model.pe.parameters()]
+    assert grads and all(g is not None and g.abs().sum() > 0 for g in grads)
+
+
+@pytest.mark.parametrize('pe', ALL)
+@pytest.mark.parametrize('window', [0, 5])
+def test_fast_attention_equals_plain_reference(pe, window):
+    model = tiny(pe, window=window)
+    T = 16 if pe == 'learned' else 50
+    idx = torch.randint(0, 64, (2, T))
+    with torch.no_grad():
+        model.set_attention(impl='plain')
+        ref = all_logits(model, idx)
+        model.set_attention(block_elems=2 * 4 * 50 * 7)  # forces query blocks of 16 rows
+        fast = all_logits(model, idx)
+        model.set_attention()
+    assert torch.allclose(fast, ref, atol=1e-5)
+
+
+def test_windowed_attention_bounds_the_receptive_field():
+    # one layer with window w: the output at t depends on tokens t-w+1..t only (thesis 4.3.3)
+    model = tiny('none', n_layer=1, window=4)
+    idx = torch.randint(0, 64, (1, 20))
+    changed = idx.clone()
+    changed[0, 10] = (idx[0, 10] + 1) % 64
+    with torch.no_grad():
+        a, b = all_logits(model, idx), all_logits(model, changed)
+    moved = (a - b).abs().amax(-1)[0] > 1e-6
+    assert moved.nonzero().flatten().tolist() == [10, 11, 12, 13]
+
+
+def test_attention_hook_temperature_and_lambda_mask():
+    model = tiny('alibi')
+    idx = torch.randint(0, 64, (1, 30))
+    seen = {}
+
+    def hook(layer, probs, qi, ki):
+        seen[layer] = (probs.clone(), qi.clone(), ki.clone())
+
+    with torch.no_grad():
+        model.set_attention(hook=hook, local=6, n_starting=2)
+        all_logits(model, idx)
+        p, qi, ki = seen[1]
+        assert torch.allclose(p.sum(-1), torch.ones_like(p.sum(-1)))
+        allowed = (qi[:, None] >= ki[None]) & ((qi[:, None] - ki[None] < 6) | (ki[None] < 2))
+        assert (p[..., ~allowed] == 0).all() and (p[..., allowed] > 0).all()
+        # a lower temperature sharpens attention: larger maximum probability on average
+        model.set_attention(hook=hook)
+        all_logits(model, idx)
+        base = seen[1][0].amax(-1).mean()
+        model.set_attention(hook=hook, temperature=0.5)
+        all_logits(model, idx)
+        assert seen[1][0].amax(-1).mean() > base
+    with pytest.raises(ValueError, match="unknown attention option"):
+        model.set_attention(temprature=0.5)
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'rope'])
+def test_distance_ceiling(pe):
+    """LM-Infinite: with ceiling c, a key further than c is scored as if it were exactly c away."""
+    model = tiny(pe, n_layer=1)
+    idx = torch.randint(0, 64, (1, 24))
+    seen = {}
+    with torch.no_grad():
+        model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p), ceiling=5)
+        all_logits(model, idx)
+        with_ceiling = seen['p']
+        model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p))
+        all_logits(model, idx)
+        plain = seen['p']
+    assert torch.allclose(with_ceiling[..., :6, :], plain[..., :6, :], atol=1e-6)  # nothing is beyond 5 yet
+    assert not torch.allclose(with_ceiling, plain, atol=1e-4)
+    # reference: recompute the last row's logits by hand with distances clamped at 5
+    attn = model.transformer.h[0].attn
+    x = model.transformer.ln_1 if False else model.transformer.h[0].ln_1(model.transformer.wte(idx))
+    q, k, _ = attn.c_attn(x).view(1, 24, 3, 4, 8).permute(2, 0, 3, 1, 4)
+    pos = torch.arange(24)
+    with torch.no_grad():
+        if pe == 'rope':
+            qpos = torch.full((1, 1), 23)
+            kpos = torch.clamp(pos, min=23 - 5)[None]  # moving a far key closer is the same as clamping m-n
+            logits = (model.pe.rotate(q[:, :, -1:], qpos) @ model.pe.rotate(k, kpos).transpose(-2, -1)) / math.sqrt(8)
+        else:
+            logits = (q[:, :, -1:] @ k.transpose(-2, -1)) / math.sqrt(8) \
+                + model.pe.bias(0, (23 - pos).clamp(max=5).float())[None, :, None, :]
+    assert torch.allclose(logits.softmax(-1)[0, :, 0], with_ceiling[0, :, -1], atol=1e-5)
+
+
+def test_topk_middle_tokens_extend_the_lambda_mask():
+    model = tiny('alibi', n_layer=1)
+    idx = torch.randint(0, 64, (1, 30))
+    seen = {}
+    with torch.no_grad():
+        model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p), local=4, n_starting=1, topk=3)
+        all_logits(model, idx)
+    nonzero = (seen['p'][0, :, -1] > 0).sum(-1)
+    assert nonzero.tolist() == [1 + 4 + 3] * 4
+
+
+def test_bipe_positions_split_at_separators():
+    pe = tiny('bipe_alibi').pe
+    idx = torch.tensor([[5, 6, 1, 7, 8, 2, 9, 9, 9]])  # 1 and 2 end segments
+    pos, state = pe.positions(idx, 0, None)
+    assert pos.rel.tolist() == [[0, 0, 0, 1, 1, 1, 2, 2, 2]]
+    assert pos.abs.tolist() == [[0, 1, 2, 0, 1, 2, 0, 1, 2]]
+    # continuing from a state gives the positions of the whole sequence
+    first, st = pe.positions(idx[:, :5], 0, None)
+    rest, _ = pe.positions(idx[:, 5:], 5, st)
+    assert rest.rel.tolist() == [[1, 2, 2, 2]] and rest.abs.tolist() == [[2, 0, 1, 2]]
+
+
+def test_generate_far_beyond_block_size_with_bounded_cache():
+    model = tiny('alibi')
+    out = model.generate(torch.zeros(1, 3, dtype=torch.long), 100, cache_window=16, n_starting=2)
+    assert out.shape == (1, 103)
+    with pytest.raises(ValueError, match='positions 0..15 only'):
+        tiny('learned').generate(torch.zeros(1, 3, dtype=torch.long), 20)
