@@ -1,0 +1,225 @@
+import csv
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+from contextlib import nullcontext
+
+import numpy as np
+import pytest
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import train
+from config import ConfigError, parse_config
+from model import GPT, GPTConfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny models run fastest on one thread, and threads that wait on each other stall badly on a busy machine."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+VOCAB = 64
+
+
+def make_data(path):
+    """Random tokens with a little structure (each token often repeats its predecessor) so losses move."""
+    rng = np.random.default_rng(0)
+    os.makedirs(path, exist_ok=True)
+    for split, n in (('train', 6000), ('val', 1500)):
+        tokens = rng.integers(0, VOCAB, n)
+        repeat = rng.random(n) < 0.5
+        for i in range(1, n):
+            if repeat[i]:
+                tokens[i] = tokens[i - 1]
+        tokens.astype(np.uint16).tofile(os.path.join(path, f'{split}.bin'))
+    json.dump(dict(tokenizer='bytes', vocab_size=VOCAB, sep_ids=[1, 2], eot=0), open(os.path.join(path, 'meta.json'), 'w'))
+    return str(path)
+
+
+def small_cfg(tmp_path, **kw):
+    cfg = parse_config(train.DEFAULTS, [os.path.join(ROOT, 'configs', 'test.py')])
+    cfg.update(data_dir=make_data(tmp_path / 'data'), out_dir=str(tmp_path / 'out'), n_layer=2, n_head=2, n_embd=16,
+               block_size=16, batch_size=4, eval_iters=2, eval_interval=4, log_interval=1, max_iters=12,
+               warmup_iters=3, lr_decay_iters=12, dropout=0.1, device='cpu')  # dropout: the RNG state matters
+    cfg.update(kw)
+    return cfg
+
+
+def losses(rows):
+    return [(r['iter'], r['train_loss'], r['val_loss'], r['lr']) for r in rows]
+
+
+def test_lr_schedule_hand_values():
+    cfg = dict(learning_rate=1.0, min_lr=0.1, warmup_iters=10, lr_decay_iters=110, max_iters=200, decay_lr=True)
+    assert train.get_lr(0, cfg) == pytest.approx(1 / 11)  # warmup starts above zero
+    assert train.get_lr(9, cfg) == pytest.approx(10 / 11)
+    assert train.get_lr(10, cfg) == pytest.approx(1.0)  # peak
+    assert train.get_lr(60, cfg) == pytest.approx(0.55)  # cosine half way: the mean of peak and floor
+    assert train.get_lr(110, cfg) == pytest.approx(0.1)  # end of decay
+    assert train.get_lr(150, cfg) == pytest.approx(0.1)
+    assert train.get_lr(200, dict(cfg, lr_decay_iters=None)) == pytest.approx(0.1)  # None: decay to max_iters
+    assert train.get_lr(0, dict(cfg, decay_lr=False)) == 1.0
+
+
+@pytest.mark.parametrize('how', ['stop', 'crash'])
+def test_resume_equals_uninterrupted(tmp_path, monkeypatch, how):
+    full = train.main(small_cfg(tmp_path / 'a'))
+    ref_state = torch.load(tmp_path / 'a' / 'out' / 'ckpt.pt', weights_only=True)['model']
+
+    cfg = small_cfg(tmp_path / 'b')
+    if how == 'stop':  # N iterations (of a 2N schedule), then resume to 2N
+        train.main(dict(cfg, max_iters=8))
+    else:  # killed at iteration 6, two iterations after the checkpoint at 4
+        real, calls = train.forward_backward, []
+
+        def dying(*args):
+            calls.append(1)
+            if len(calls) > 6:
+                raise KeyboardInterrupt
+            return real(*args)
+        monkeypatch.setattr(train, 'forward_backward', dying)
+        with pytest.raises(KeyboardInterrupt):
+            train.main(cfg)
+        monkeypatch.setattr(train, 'forward_backward', real)
+    resumed = train.main(dict(cfg, init_from='resume'))
+
+    assert losses(resumed) == losses(full)  # identical, not merely close
+    ckpt = torch.load(tmp_path / 'b' / 'out' / 'ckpt.pt', weights_only=True)  # loads without pickled code
+    assert ckpt['iter_num'] == 12 and not any(k.startswith('_orig_mod.') for k in ckpt['model'])
+    for k, v in ref_state.items():
+        assert torch.equal(v, ckpt['model'][k]), k
+    # the files agree with the returned log: rows of the lost stretch were dropped, none duplicated
+    out = tmp_path / 'b' / 'out'
+    assert losses(json.load(open(out / 'log.json'))) == losses(full)
+    rows = list(csv.DictReader(open(out / 'log.csv')))
+    assert [int(r['iter']) for r in rows] == [r['iter'] for r in full]
+    assert (out / 'loss.png').stat().st_size > 0
+    assert isinstance(GPT.from_checkpoint(str(out / 'ckpt.pt')), GPT)
+
+
+def test_nan_stops_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
+    real, calls = GPT.forward, []
+
+    def poisoned(self, idx, targets=None, **kw):
+        logits, loss = real(self, idx, targets, **kw)
+        if self.training:
+            calls.append(1)
+            if len(calls) == 7:  # iteration 6: after the checkpoint at 4
+                loss = loss * float('nan')
+        return logits, loss
+    monkeypatch.setattr(GPT, 'forward', poisoned)
+    cfg = small_cfg(tmp_path)
+    with pytest.raises(FloatingPointError, match=r'non-finite training loss nan at iter 6.*last good checkpoint'):
+        train.main(cfg)
+    ckpt = torch.load(os.path.join(cfg['out_dir'], 'ckpt.pt'), weights_only=True)
+    assert ckpt['iter_num'] == 4
+    assert all(torch.isfinite(v).all() for v in ckpt['model'].values())
+
+
+def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
+    path = str(tmp_path / 'ckpt.pt')
+    train.save_checkpoint({'iter_num': 1, 'w': torch.ones(3)}, path)
+    real_save = torch.save
+
+    def broken_save(obj, f, *a, **kw):
+        with open(f, 'wb') as fh:
+            fh.write(b'PK\x03\x04 half a checkpoint')  # partial bytes, then the disk "fills up"
+        raise OSError('No space left on device')
+    monkeypatch.setattr(torch, 'save', broken_save)
+    with pytest.raises(OSError):
+        train.save_checkpoint({'iter_num': 2, 'w': torch.zeros(3)}, path)
+    monkeypatch.setattr(torch, 'save', real_save)
+    ckpt = torch.load(path, weights_only=True)
+    assert ckpt['iter_num'] == 1 and torch.equal(ckpt['w'], torch.ones(3))
+    assert os.listdir(tmp_path) == ['ckpt.pt']  # no stray .tmp
+
+
+def test_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match=r"pe='bogus' is not one of .*alibi.*rope"):
+        train.main(small_cfg(tmp_path, pe='bogus'))
+    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume"):
+        train.main(small_cfg(tmp_path, init_from='restart'))
+    with pytest.raises(FileNotFoundError, match=r'prepare.py'):
+        train.main(small_cfg(tmp_path, data_dir=str(tmp_path / 'nowhere')))
+    with pytest.raises(FileNotFoundError, match=r"init_from='resume' but there is no"):
+        train.main(small_cfg(tmp_path, out_dir=str(tmp_path / 'empty'), init_from='resume'))
+    with pytest.raises(ConfigError, match=r'has 1500 tokens, not more than block_size\+1 = 2001'):
+        train.main(small_cfg(tmp_path, block_size=2000))
+    # on the command line: one line on stderr, exit status 1, no traceback
+    r = subprocess.run([sys.executable, 'train.py', 'configs/test.py', '--learning_rat=1'], cwd=ROOT,
+                       capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert r.returncode == 1 and r.stderr.count('\n') == 1
+    assert "unknown config key 'learning_rat'" in r.stderr and "did you mean 'learning_rate'" in r.stderr
+
+
+# --- DDP ---------------------------------------------------------------------------------------
+
+def _model():
+    torch.manual_seed(0)
+    return GPT(GPTConfig(vocab_size=VOCAB, block_size=16, n_layer=2, n_head=2, n_embd=16, pe='alibi'))
+
+
+def _micro_batches():
+    g = torch.Generator().manual_seed(0)
+    return [(torch.randint(VOCAB, (3, 16), generator=g), torch.randint(VOCAB, (3, 16), generator=g))
+            for _ in range(4)]
+
+
+def _ddp_worker(rank, world, init_file, out_file):
+    torch.set_num_threads(1)
+    dist.init_process_group('gloo', init_method=f'file://{init_file}', rank=rank, world_size=world)
+    model = _model()
+    share = _micro_batches()[rank * 2:(rank + 1) * 2]  # 4 micro-batches per step, 2 on each process
+    train.forward_backward(DDP(model, broadcast_buffers=False), share, nullcontext(),
+                           torch.amp.GradScaler('cpu', enabled=False))
+    torch.save({n: p.grad for n, p in model.named_parameters()}, f'{out_file}.{rank}')
+    dist.destroy_process_group()
+
+
+def test_ddp_gradients_equal_single_process_on_concatenated_batch(tmp_path):
+    mp.spawn(_ddp_worker, args=(2, str(tmp_path / 'pg'), str(tmp_path / 'grads')), nprocs=2, join=True)
+    model = _model()
+    batches = _micro_batches()
+    _, loss = model(torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches]))
+    loss.backward()
+    for rank in range(2):
+        grads = torch.load(tmp_path / f'grads.{rank}', weights_only=True)
+        for n, p in model.named_parameters():
+            assert grads[n] is not None, n
+            torch.testing.assert_close(grads[n], p.grad, rtol=1e-5, atol=1e-7, msg=f'rank {rank}, {n}')
+
+
+def test_torchrun_two_processes_match_one(tmp_path):
+    """train.py end to end under torchrun (gloo, 2 CPU processes) logs the losses of one process that does
+    both processes' micro-batches through gradient accumulation."""
+    cfg = small_cfg(tmp_path, max_iters=4, gradient_accumulation_steps=2, dropout=0.0)
+    single = train.main(cfg)
+    args = [f'--{k}={v!r}' for k, v in cfg.items()
+            if k in ('data_dir', 'n_layer', 'n_head', 'n_embd', 'block_size', 'batch_size', 'eval_iters',
+                     'eval_interval', 'log_interval', 'max_iters', 'warmup_iters', 'lr_decay_iters', 'dropout',
+                     'gradient_accumulation_steps', 'device')]
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        port = s.getsockname()[1]
+    r = subprocess.run([sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2', '--master_addr=127.0.0.1',
+                        f'--master_port={port}', 'train.py', 'configs/test.py', f"--out_dir={tmp_path / 'ddp'}", *args],
+                       cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'), timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert '2 process(es)' in r.stdout
+    ddp = json.load(open(tmp_path / 'ddp' / 'log.json'))
+    assert [r['iter'] for r in ddp] == [r['iter'] for r in single]
+    for a, b in zip(ddp, single):
+        for key in ('train_loss', 'val_loss'):
+            assert (a[key] is None) == (b[key] is None)
+            if a[key] is not None:
+                assert math.isclose(a[key], b[key], rel_tol=1e-5), (a, b)

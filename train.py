@@ -1,0 +1,406 @@
+"""
+Train a GPT on data/<dataset>/{train,val}.bin: on CPU, on one GPU, or on many GPUs/nodes through torchrun.
+
+  python train.py configs/tiny.py --pe=alibi --out_dir=out/tiny-alibi
+  python train.py configs/tiny.py --pe=alibi --out_dir=out/tiny-alibi --init_from=resume   # continue exactly
+  torchrun --standalone --nproc_per_node=8 train.py configs/thesis_162m.py --pe=rope
+  torchrun --nnodes=2 --node_rank=0 --master_addr=10.0.0.1 --master_port=29500 --nproc_per_node=8 train.py ...
+
+Every eval_interval iterations: loss estimates, out_dir/log.{csv,json} and an atomic out_dir/ckpt.pt that holds
+everything needed to continue bit-for-bit (model, optimizer, RNG states, data-sampling generator, log so far).
+"""
+import csv
+import dataclasses
+import json
+import math
+import os
+import random
+import sys
+import time
+from contextlib import nullcontext
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from config import ConfigError, parse_config
+from model import GPT, GPTConfig, POSITIONAL_ENCODINGS
+
+DEFAULTS = dict(
+    # I/O
+    out_dir='out',
+    init_from='scratch',  # 'scratch' or 'resume' (from out_dir/ckpt.pt)
+    eval_interval=250,  # estimate losses, write the logs and the checkpoint every this many iterations
+    eval_iters=50,  # batches per split in each loss estimate
+    log_interval=10,  # log the training loss of every this many iterations
+    # data
+    dataset='pycode',
+    data_dir='',  # '' means data/<dataset>
+    batch_size=16,  # sequences per micro-batch per process
+    gradient_accumulation_steps=1,  # micro-batches per optimizer step, over all processes together
+    # AdamW and the learning-rate schedule: linear warmup, cosine decay to min_lr
+    learning_rate=6e-4,
+    max_iters=5000,
+    weight_decay=0.1,
+    beta1=0.9,
+    beta2=0.95,
+    grad_clip=1.0,  # 0 disables clipping
+    decay_lr=True,
+    warmup_iters=100,
+    lr_decay_iters=None,  # None means max_iters
+    min_lr=6e-5,
+    # system
+    device='auto',  # 'auto' picks cuda when there is one; or cpu, cuda, cuda:1
+    dtype='auto',  # 'auto': bfloat16 on GPUs that support it, else float16 (with a GradScaler); float32 on CPU
+    compile=False,  # torch.compile the model
+    backend='auto',  # DDP backend; 'auto' means nccl on cuda, gloo on cpu
+    seed=1337,
+)
+# Every GPTConfig field is a config key as well, so `--pe=rope --window=64` just work.
+for _f in dataclasses.fields(GPTConfig):
+    DEFAULTS.setdefault(_f.name, _f.default if _f.default is not dataclasses.MISSING else _f.default_factory())
+DEFAULTS['vocab_size'] = None  # None means meta.json's vocab_size
+DEFAULTS['bipe_sep_ids'] = None  # None means meta.json's sep_ids, else GPTConfig's default
+LOG_FIELDS = ['iter', 'train_loss', 'val_loss', 'lr', 'time']
+
+
+def get_lr(it, cfg):
+    """Linear warmup from lr/(warmup+1) to lr, then cosine decay to min_lr at lr_decay_iters, then min_lr."""
+    lr, min_lr, warmup = cfg['learning_rate'], cfg['min_lr'], cfg['warmup_iters']
+    decay_iters = cfg['lr_decay_iters'] if cfg['lr_decay_iters'] is not None else cfg['max_iters']
+    if not cfg['decay_lr']:
+        return lr
+    if it < warmup:
+        return lr * (it + 1) / (warmup + 1)
+    if it >= decay_iters:
+        return min_lr
+    progress = (it - warmup) / max(1, decay_iters - warmup)
+    return min_lr + 0.5 * (1 + math.cos(math.pi * progress)) * (lr - min_lr)
+
+
+def sample_offsets(gen, n_tokens, block_size, n_micro, batch_size):
+    """Window starts for a whole optimizer step, drawn at once by every process from the same generator, so
+    that the data order depends neither on the number of processes nor on anything but the generator state."""
+    return torch.randint(n_tokens - block_size, (n_micro, batch_size), generator=gen)
+
+
+def get_batch(path, offsets, block_size, device):
+    # A fresh memmap per batch: numpy memmaps keep pages referenced and memory creeps up otherwise.
+    data = np.memmap(path, dtype=np.uint16, mode='r')
+    chunk = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
+    x, y = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
+    if device.startswith('cuda'):
+        return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
+    return x, y
+
+
+def forward_backward(model, batches, ctx, scaler):
+    """Accumulate the gradient of the mean loss over the micro-batches and return that mean loss (detached).
+    Under DDP the gradients are all-reduced (averaged over processes) only during the last backward."""
+    total = 0.0
+    for i, (x, y) in enumerate(batches):
+        if isinstance(model, DDP):
+            model.require_backward_grad_sync = i == len(batches) - 1
+        with ctx:
+            _, loss = model(x, y)
+            loss = loss / len(batches)
+        scaler.scale(loss).backward()
+        total = total + loss.detach()
+    return total
+
+
+@torch.no_grad()
+def estimate_loss(model, paths, n_tokens, cfg, ctx, device):
+    """Mean loss over eval_iters batches per split. The windows come from a generator seeded afresh each time:
+    every evaluation sees the same windows, and the training data order (data_gen) is left untouched."""
+    out = {}
+    model.eval()
+    for split in ('train', 'val'):
+        gen = torch.Generator().manual_seed(cfg['seed'] + 1)
+        losses = []
+        for _ in range(cfg['eval_iters']):
+            offsets = sample_offsets(gen, n_tokens[split], cfg['block_size'], 1, cfg['batch_size'])[0]
+            x, y = get_batch(paths[split], offsets, cfg['block_size'], device)
+            with ctx:
+                _, loss = model(x, y)
+            losses.append(loss.item())
+        out[split] = sum(losses) / len(losses)
+    model.train()
+    return out
+
+
+def rng_state():
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    # numpy's array becomes a list so the checkpoint loads with torch.load(weights_only=True)
+    state = dict(python=random.getstate(), numpy=(kind, keys.tolist(), pos, has_gauss, cached),
+                 torch=torch.get_rng_state())
+    if torch.cuda.is_available():
+        state['cuda'] = torch.cuda.get_rng_state()
+    return state
+
+
+def set_rng_state(state):
+    random.setstate(state['python'])
+    kind, keys, pos, has_gauss, cached = state['numpy']
+    np.random.set_state((kind, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
+    torch.set_rng_state(state['torch'])
+    if 'cuda' in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state(state['cuda'])
+
+
+def save_checkpoint(obj, path):
+    """Write to path.tmp, then rename: a crash mid-write leaves the previous checkpoint whole."""
+    tmp = path + '.tmp'
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def write_log(out_dir, rows, new_row=None):
+    """Append new_row (the last of rows) to log.csv, or rewrite it whole when there is none; rewrite log.json."""
+    with open(os.path.join(out_dir, 'log.csv'), 'w' if new_row is None else 'a', newline='') as f:
+        writer = csv.DictWriter(f, LOG_FIELDS)
+        if new_row is None:
+            writer.writeheader()
+        writer.writerows(rows if new_row is None else [new_row])
+    with open(os.path.join(out_dir, 'log.json.tmp'), 'w') as f:
+        json.dump(rows, f)
+    os.replace(os.path.join(out_dir, 'log.json.tmp'), os.path.join(out_dir, 'log.json'))
+
+
+def plot_losses(rows, path, bytes_tokenizer, title=''):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    steps = [r for r in rows if r['val_loss'] is None]
+    evals = [r for r in rows if r['val_loss'] is not None]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.plot([r['iter'] for r in steps], [r['train_loss'] for r in steps], lw=0.8, alpha=0.5, label='train (batch)')
+    ax.plot([r['iter'] for r in evals], [r['train_loss'] for r in evals], 'o-', label='train (estimate)')
+    ax.plot([r['iter'] for r in evals], [r['val_loss'] for r in evals], 's-', label='val (estimate)')
+    ax.set_xlabel('iteration')
+    ax.set_ylabel('loss (nats per token)')
+    if bytes_tokenizer:  # one token is one byte, so loss / ln 2 is bits per byte
+        ax.secondary_yaxis('right', functions=(lambda x: x / math.log(2), lambda x: x * math.log(2))) \
+            .set_ylabel('bits per byte')
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def pick_device(device):
+    return device if device != 'auto' else ('cuda' if torch.cuda.is_available() else 'cpu')
+
+
+def precision(device_type, dtype):
+    """Resolve dtype='auto' and return (name, autocast context): bf16 where supported, fp16 on older GPUs
+    (the caller then needs a GradScaler), float32 on CPU."""
+    if dtype == 'auto':
+        dtype = 'float32' if device_type == 'cpu' else ('bfloat16' if torch.cuda.is_bf16_supported() else 'float16')
+    if dtype == 'float32':
+        return dtype, nullcontext()
+    return dtype, torch.autocast(device_type=device_type, dtype=getattr(torch, dtype))
+
+
+def check_choices(cfg):
+    for key, allowed in [('init_from', ('scratch', 'resume')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
+                         ('backend', ('auto', 'nccl', 'gloo')), ('pe', tuple(POSITIONAL_ENCODINGS))]:
+        if key in cfg and cfg[key] not in allowed:
+            raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(map(str, allowed))}")
+    for key in ('max_iters', 'eval_interval', 'eval_iters', 'log_interval', 'batch_size',
+                'gradient_accumulation_steps'):
+        if cfg[key] < (0 if key == 'max_iters' else 1):
+            raise ConfigError(f"{key}={cfg[key]} must be positive")
+
+
+def main(cfg):
+    """Train with the settings in cfg (a dict like DEFAULTS); returns the log rows of this out_dir."""
+    cfg = dict(cfg)
+    check_choices(cfg)
+
+    # --- processes and devices -------------------------------------------------------------------
+    ddp = 'RANK' in os.environ  # set by torchrun
+    device = pick_device(cfg['device'])
+    if ddp:
+        backend = cfg['backend'] if cfg['backend'] != 'auto' else ('nccl' if device.startswith('cuda') else 'gloo')
+        dist.init_process_group(backend=backend)
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if device.startswith('cuda'):
+            device = f"cuda:{os.environ['LOCAL_RANK']}"
+            torch.cuda.set_device(device)
+    else:
+        rank, world = 0, 1
+    try:
+        return _train(cfg, device, ddp, rank, world)
+    finally:
+        if ddp:
+            dist.destroy_process_group()
+
+
+def _train(cfg, device, ddp, rank, world):
+    master = rank == 0
+    device_type = 'cuda' if device.startswith('cuda') else 'cpu'
+    cfg['dtype'], ctx = precision(device_type, cfg['dtype'])
+    if device_type == 'cuda':
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    if cfg['gradient_accumulation_steps'] % world:
+        raise ConfigError(f"gradient_accumulation_steps={cfg['gradient_accumulation_steps']} must be divisible "
+                          f"by the number of processes ({world})")
+    n_micro = cfg['gradient_accumulation_steps'] // world  # this process's share of the micro-batches
+    out_dir = cfg['out_dir']
+    ckpt_path = os.path.join(out_dir, 'ckpt.pt')
+    if master:
+        os.makedirs(out_dir, exist_ok=True)
+
+    # --- data ------------------------------------------------------------------------------------
+    data_dir = cfg['data_dir'] or os.path.join('data', cfg['dataset'])
+    paths = {split: os.path.join(data_dir, f'{split}.bin') for split in ('train', 'val')}
+    for split, path in paths.items():
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no {path}: prepare the data first (python data/{cfg['dataset']}/prepare.py)")
+    n_tokens = {split: len(np.memmap(path, dtype=np.uint16, mode='r')) for split, path in paths.items()}
+    for split, n in n_tokens.items():
+        if n <= cfg['block_size'] + 1:
+            raise ConfigError(f"{paths[split]} has {n} tokens, not more than block_size+1 = {cfg['block_size'] + 1}")
+    meta_path = os.path.join(data_dir, 'meta.json')
+    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    if cfg['vocab_size'] is None:
+        if 'vocab_size' not in meta:
+            raise ConfigError(f"vocab_size is not set and {meta_path} does not give it")
+        cfg['vocab_size'] = meta['vocab_size']
+    if cfg['bipe_sep_ids'] is None:
+        cfg['bipe_sep_ids'] = meta.get('sep_ids', GPTConfig.bipe_sep_ids)
+    cfg['bipe_sep_ids'] = tuple(cfg['bipe_sep_ids'])
+
+    # --- model, optimizer, state -----------------------------------------------------------------
+    random.seed(cfg['seed'] + rank)
+    np.random.seed(cfg['seed'] + rank)
+    torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
+    data_gen = torch.Generator().manual_seed(cfg['seed'])  # the same on every process: see sample_offsets
+    model_fields = [f.name for f in dataclasses.fields(GPTConfig)]
+    if cfg['init_from'] == 'scratch':
+        model_args = {k: cfg[k] for k in model_fields}
+        model = GPT(GPTConfig(**model_args))
+        iter_num, best_val_loss, log_rows, elapsed, ckpt = 0, float('inf'), [], 0.0, None
+    else:
+        if not os.path.exists(ckpt_path):
+            raise FileNotFoundError(f"init_from='resume' but there is no {ckpt_path}")
+        ckpt = torch.load(ckpt_path, map_location='cpu', weights_only=True)
+        model_args = ckpt['model_args']  # the architecture is the checkpoint's, whatever the config says
+        changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
+        if master and changed:
+            print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
+        model = GPT(GPTConfig(**model_args))
+        model.load_state_dict(ckpt['model'])
+        # the log saved with the checkpoint ends at it: rows of a lost stretch after it are dropped from the files
+        iter_num, best_val_loss, log_rows, elapsed = ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed']
+    cfg.update(model_args)
+    model.to(device)
+    scaler = torch.amp.GradScaler(device_type, enabled=cfg['dtype'] == 'float16')
+    optimizer = model.configure_optimizers(cfg['weight_decay'], cfg['learning_rate'],
+                                           (cfg['beta1'], cfg['beta2']), device_type)
+    if ckpt is not None:
+        optimizer.load_state_dict(ckpt['optimizer'])
+        scaler.load_state_dict(ckpt['scaler'])
+        data_gen.set_state(ckpt['data_rng'])
+        if len(ckpt['rng']) == world:
+            set_rng_state(ckpt['rng'][rank])
+        elif master:
+            print(f"note: checkpoint was written by {len(ckpt['rng'])} processes, not {world}: "
+                  f"the data order continues exactly, dropout randomness does not")
+        del ckpt
+    eval_model = torch.compile(model) if cfg['compile'] else model  # `model` stays the plain GPT for saving
+    train_model = DDP(eval_model, device_ids=[torch.device(device).index] if device_type == 'cuda' else None,
+                      broadcast_buffers=False) if ddp else eval_model
+    tokens_per_iter = cfg['gradient_accumulation_steps'] * cfg['batch_size'] * cfg['block_size']
+    if master:
+        print(f"{model.get_num_params() / 1e6:.2f}M parameters, pe={cfg.get('pe')}, {world} process(es) on "
+              f"{device} in {cfg['dtype']}, {tokens_per_iter} tokens per iteration, "
+              f"starting at iter {iter_num} of {cfg['max_iters']}")
+        write_log(out_dir, log_rows)
+
+    # --- training loop ---------------------------------------------------------------------------
+    t_start = time.time() - elapsed  # time counts only the iterations that were kept
+    resumed_at = iter_num if cfg['init_from'] == 'resume' else None
+    while True:
+        lr = get_lr(iter_num, cfg)
+        for group in optimizer.param_groups:
+            group['lr'] = lr
+        # the checkpoint at resumed_at was written right after this evaluation; it is in the log already
+        if (iter_num % cfg['eval_interval'] == 0 or iter_num == cfg['max_iters']) and iter_num != resumed_at:
+            states = [None] * world
+            if ddp:
+                dist.all_gather_object(states, rng_state())  # every process takes part
+            else:
+                states = [rng_state()]
+            if master:
+                losses = estimate_loss(eval_model, paths, n_tokens, cfg, ctx, device)
+                if not all(map(math.isfinite, losses.values())):
+                    raise FloatingPointError(f"non-finite loss estimate {losses} at iter {iter_num}; stopping, "
+                                             f"the last good checkpoint {ckpt_path} is left as it was")
+                best_val_loss = min(best_val_loss, losses['val'])
+                row = dict(iter=iter_num, train_loss=losses['train'], val_loss=losses['val'], lr=lr,
+                           time=time.time() - t_start)
+                log_rows.append(row)
+                write_log(out_dir, log_rows, row)
+                bpb = f" ({losses['val'] / math.log(2):.4f} bits/byte)" if meta.get('tokenizer') == 'bytes' else ''
+                print(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}{bpb}")
+                if iter_num > 0:
+                    save_checkpoint(dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
+                                         scaler=scaler.state_dict(), model_args=model_args, config=cfg, meta=meta,
+                                         iter_num=iter_num, best_val_loss=best_val_loss, rng=states,
+                                         data_rng=data_gen.get_state(), log=log_rows, elapsed=row['time']),
+                                    ckpt_path)
+        if iter_num >= cfg['max_iters']:
+            break
+
+        t0 = time.time()
+        offsets = sample_offsets(data_gen, n_tokens['train'], cfg['block_size'],
+                                 cfg['gradient_accumulation_steps'], cfg['batch_size'])
+        batches = [get_batch(paths['train'], o, cfg['block_size'], device)
+                   for o in offsets[rank * n_micro:(rank + 1) * n_micro]]
+        loss = forward_backward(train_model, batches, ctx, scaler)
+        if ddp:  # so that every process sees the same loss, logs it, and stops together on NaN
+            dist.all_reduce(loss)
+            loss = loss / world
+        lossf = loss.item()
+        if not math.isfinite(lossf):
+            raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, "
+                                     f"the last good checkpoint {ckpt_path} is left as it was")
+        if cfg['grad_clip'] > 0:
+            scaler.unscale_(optimizer)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg['grad_clip'])
+        scaler.step(optimizer)
+        scaler.update()
+        optimizer.zero_grad(set_to_none=True)
+        dt = time.time() - t0
+        if master and iter_num % cfg['log_interval'] == 0:
+            row = dict(iter=iter_num, train_loss=lossf, val_loss=None, lr=lr, time=time.time() - t_start)
+            log_rows.append(row)
+            write_log(out_dir, log_rows, row)
+            mfu = f", mfu {100 * model.estimate_mfu(cfg['batch_size'] * n_micro, dt):.1f}%" \
+                if device_type == 'cuda' else ''
+            print(f"iter {iter_num}: loss {lossf:.4f}, lr {lr:.2e}, {dt * 1000:.0f} ms, "
+                  f"{tokens_per_iter / dt:,.0f} tok/s{mfu}")
+        iter_num += 1
+
+    if master:
+        plot_losses(log_rows, os.path.join(out_dir, 'loss.png'), meta.get('tokenizer') == 'bytes',
+                    f"{out_dir}: pe={cfg.get('pe')}, block_size {cfg['block_size']}")
+        print(f"done: best val loss {best_val_loss:.4f}; {ckpt_path}, {out_dir}/log.csv, {out_dir}/loss.png")
+    return log_rows
+
+
+if __name__ == '__main__':
+    try:
+        main(parse_config(DEFAULTS, sys.argv[1:]))
+    except (ConfigError, FloatingPointError, FileNotFoundError) as e:
+        sys.exit(f'error: {e}')
