@@ -360,7 +360,7 @@ class AttnOptions:
     topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite)
     hook: object = None        # called as hook(layer, probs [B,H,tq,tk], query_idx, key_idx)
     impl: str = 'auto'         # 'auto' (fastest applicable path) | 'plain' (one explicit T x T softmax)
-    block_elems: int = 1 << 24 # bound on the elements of one query block's bias / score tensor
+    block_elems: int = 1 << 22 # bound on one query block's bias / score tensor (bench.py mode=attention)
 
 
 class KVCache:
@@ -473,9 +473,8 @@ class CausalSelfAttention(nn.Module):
             d = (qrel[:, qs, None] - krel[:, None, keys]).clamp(0, n - 1)       # [b, tq, tk]
             kb, vb = k[:, :, keys], v[:, :, keys]
             if not explicit:
-                mask = torch.zeros(ok.shape, device=q.device).masked_fill(~ok, float('-inf'))
-                if btab is not None:
-                    mask = mask + F.embedding(d, btab.t()).permute(0, 3, 1, 2) / o.temperature
+                bias = btab[:, d].transpose(0, 1) / o.temperature if btab is not None else q.new_zeros(ok.shape)
+                mask = bias.masked_fill(~ok, float('-inf'))
                 out.append(F.scaled_dot_product_attention(q[:, :, qs], kb, vb, attn_mask=mask.to(q.dtype),
                                                           dropout_p=drop, scale=scale))
                 continue
@@ -488,10 +487,10 @@ class CausalSelfAttention(nn.Module):
                 far = pe.rotate(qraw, torch.full_like(qrel[:, qs], o.ceiling)) @ kraw.transpose(-2, -1)
                 att = torch.where((qrel[:, qs, None] - krel[:, None, keys] > o.ceiling)[:, None], far.float(), att)
             if wtab is not None:
-                att = att * F.embedding(d, wtab.t()).permute(0, 3, 1, 2)
+                att = att * wtab[:, d].transpose(0, 1)
             att = att * scale
             if btab is not None:
-                att = att + F.embedding(d, btab.t()).permute(0, 3, 1, 2) / o.temperature
+                att = att + btab[:, d].transpose(0, 1) / o.temperature
             if o.topk > 0:  # LM-Infinite: middle tokens with the top-k scores join the Λ-shaped window
                 middle = (qi[qs, None] >= ki[None, keys]) & ~ok
                 mid = att.masked_fill(~middle, float('-inf'))
@@ -623,7 +622,7 @@ class GPT(nn.Module):
         ckpt = torch.load(path, map_location=map_location, weights_only=False)
         args = dict(ckpt['model_args'])
         args['bipe_sep_ids'] = tuple(args.get('bipe_sep_ids', GPTConfig.bipe_sep_ids))
-        model = cls(GPTConfig(**args))
+        model = make_model(GPTConfig(**args))  # RegularGPT for pe='regular'
         model.load_state_dict(ckpt['model'])
         return model
 
@@ -641,4 +640,147 @@ class GPT(nn.Module):
             nxt = torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
             idx = torch.cat((idx, nxt), dim=1)
             logits, _ = self(nxt, cache=cache)
+        return idx
+
+
+# --------------------------------------------------------------------------------------------
+# RegularGPT (thesis ch. 6): K shared blocks reused for K * ceil(log_C T) layers, sliding-dilated
+# attention (eq. 6.1, through pe='regular') and no absolute positions: the r_i are the only position signal.
+# Three interchangeable forward implementations (config.regular_impl):
+#   plain  - the reference: every layer is an ordinary Block, the T x T mask comes from Regular.bias
+#   gather - every position, but each query gathers only its C keys: O(T * C) per layer
+#   reduce - final position only: chunk, attend within the chunk, keep each chunk's last token, so the
+#            length shrinks by C per level and the whole forward is O(T * C * K)
+# --------------------------------------------------------------------------------------------
+
+REGULAR_IMPLS = ('plain', 'gather', 'reduce')
+
+
+def n_levels(T, C):
+    """ceil(log_C T), at least 1: the levels after which the last token has seen token 0 (thesis 6.2.2)."""
+    L = 1
+    while C ** L < T:  # integer arithmetic: math.log would misround exact powers such as log_3(243)
+        L += 1
+    return L
+
+
+def make_model(config):
+    """RegularGPT for pe='regular', GPT otherwise: the constructor train.py and friends should call."""
+    return RegularGPT(config) if config.pe == 'regular' else GPT(config)
+
+
+class RegularGPT(GPT):
+    """GPT whose depth adapts to the input: K = config.thickness distinct blocks, where layer l*K + k runs
+    block k at dilation C^l (thesis 6.2.2), so a model trained at length 40 runs unchanged at length 500.
+    config.n_layer is ignored (the model holds K blocks); the depth for length T is self.depth(T)."""
+
+    def __init__(self, config):
+        if config.pe != 'regular':
+            raise ValueError(f"RegularGPT needs pe='regular', got pe={config.pe!r}")
+        if config.regular_impl not in REGULAR_IMPLS:
+            raise ValueError(f"unknown regular_impl={config.regular_impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
+        if config.chunk_size < 2 or config.thickness < 1:
+            raise ValueError(f"RegularGPT needs chunk_size >= 2 and thickness >= 1, "
+                             f"got chunk_size={config.chunk_size}, thickness={config.thickness}")
+        super().__init__(GPTConfig(**{**vars(config), 'n_layer': config.thickness}))
+
+    def depth(self, T):
+        return self.config.thickness * n_levels(T, self.config.chunk_size)
+
+    def layers(self, T=1):
+        """(depth, block) pairs for an input of length T: SA^(l*K+k) = SA^(k), FFN likewise (thesis 6.2.2)."""
+        K = self.config.thickness
+        return ((d, self.transformer.h[d % K]) for d in range(self.depth(T)))
+
+    def sparse_block(self, block, x, depth, qi, valid, step):
+        """`block` at `depth` for the queries qi only: query qi[j] sees the keys qi[j] - i*step, i in [C]
+        (eq. 6.1; step is C^l in token positions, 1 on reduce's shortened sequence). valid[n] is False for
+        left padding. Returns x at qi after attention and MLP. Memory is bounded by querying in blocks."""
+        C, K, attn = self.config.chunk_size, self.config.thickness, block.attn
+        B, N, D = x.shape
+        H = attn.n_head
+        q, k, v = attn.c_attn(block.ln_1(x)).view(B, N, 3, H, D // H).permute(2, 0, 3, 1, 4)  # [B,H,N,hd]
+        # eq. 6.1's r_i, read through the same Regular.bias as the plain path: distances i * C^l, all finite
+        btab = self.pe.bias(depth, torch.arange(C, device=x.device, dtype=torch.float32) * C ** (depth // K))
+        t = self.attn_opts.temperature
+        scale = 1.0 / (math.sqrt(D // H) * t)
+        drop = attn.dropout if self.training else 0.0
+        bq = max(1, self.attn_opts.block_elems // (B * C * D))
+        out = []
+        for s in range(0, qi.numel(), bq):
+            qb = qi[s:s + bq]
+            ki = qb[:, None] - step * torch.arange(C, device=x.device)      # [nq, C]; column i is r_i's key
+            ok = (ki >= 0) & valid[ki.clamp(min=0)]
+            ok[:, 0] = True  # a query always sees itself, which keeps left-padded rows finite
+            ki = ki.clamp(min=0)
+            att = torch.einsum('bhqd,bhqcd->bhqc', q[:, :, qb], k[:, :, ki]) * scale + btab[None, :, None, :] / t
+            att = F.dropout(att.masked_fill(~ok, float('-inf')).softmax(dim=-1), drop, self.training)
+            out.append(torch.einsum('bhqc,bhqcd->bhqd', att, v[:, :, ki]))
+        y = torch.cat(out, dim=2).transpose(1, 2).reshape(B, qi.numel(), D)
+        x = x[:, qi] + attn.resid_dropout(attn.c_proj(y))
+        return x + block.mlp(block.ln_2(x))
+
+    def forward(self, idx, targets=None, cache=None, reduction='mean', impl=None, collect=None):
+        """As GPT.forward; impl overrides config.regular_impl for this call. 'reduce' yields the final position
+        only, so its targets (if any) are [B, 1]. collect: a list that receives every layer's output [B, n, C]."""
+        impl = impl or self.config.regular_impl
+        if impl not in REGULAR_IMPLS:
+            raise ValueError(f"unknown impl={impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
+        if cache is not None:
+            raise ValueError("RegularGPT has no KV cache: its depth grows with the input, so each step recomputes the prefix")
+        o = self.attn_opts
+        if impl != 'plain' and (o.local or o.ceiling or o.topk or o.hook is not None):
+            raise ValueError(f"impl={impl!r} supports only the temperature attention option; use impl='plain'")
+        B, T = idx.shape
+        C, K = self.config.chunk_size, self.config.thickness
+        x = self.transformer.drop(self.transformer.wte(idx))  # no absolute positions (thesis 6.2)
+        if impl == 'plain':
+            pos, _ = self.pe.positions(idx, 0, None)
+            for depth, block in self.layers(T):
+                x = block(x, self.pe, depth, pos)
+                if collect is not None:
+                    collect.append(x)
+        elif impl == 'gather':
+            qi, valid = torch.arange(T, device=idx.device), torch.ones(T, dtype=torch.bool, device=idx.device)
+            for depth, block in self.layers(T):
+                x = self.sparse_block(block, x, depth, qi, valid, C ** (depth // K))
+                if collect is not None:
+                    collect.append(x)
+        else:
+            valid = torch.ones(T, dtype=torch.bool, device=idx.device)
+            for level in range(n_levels(T, C)):
+                pad = (-x.size(1)) % C  # left padding (thesis 6.2.1, footnote 1) keeps the last token a chunk end
+                x = torch.cat([x.new_zeros(B, pad, x.size(2)), x], dim=1)
+                valid = torch.cat([valid.new_zeros(pad), valid])
+                N = x.size(1)
+                for k in range(K):
+                    # on the shortened sequence neighbours are C^l tokens apart, so the dilation is 1 here;
+                    # the last of the K layers only needs the chunk ends, the ones the next level keeps
+                    qi = torch.arange(C - 1, N, C, device=idx.device) if k == K - 1 else torch.arange(N, device=idx.device)
+                    x = self.sparse_block(self.transformer.h[k], x, level * K + k, qi, valid, 1)
+                    if collect is not None:
+                        collect.append(x)
+                valid = valid[C - 1::C]
+        x = self.transformer.ln_f(x)
+        if targets is None:
+            return self.lm_head(x[:, [-1], :]), None
+        if impl == 'reduce' and targets.shape != (B, 1):
+            raise ValueError(f"impl='reduce' predicts the final position only: targets must be [B, 1], got {list(targets.shape)}")
+        logits = self.lm_head(x)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1),
+                               ignore_index=-1, reduction=reduction)
+        return logits, (loss.view(targets.shape) if reduction == 'none' else loss)
+
+    @torch.no_grad()
+    def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, cache_window=0, n_starting=0):
+        """Sampling without a cache (see forward); cache_window and n_starting are not supported."""
+        if cache_window or n_starting:
+            raise ValueError("RegularGPT.generate has no bounded cache: use cache_window=0, n_starting=0")
+        for _ in range(max_new_tokens):
+            logits = self(idx, impl='plain' if self.config.regular_impl == 'reduce' else None)[0][:, -1, :]
+            logits = logits / max(temperature, 1e-8)
+            if top_k is not None:
+                v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+                logits[logits < v[:, [-1]]] = -float('inf')
+            idx = torch.cat((idx, torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)), dim=1)
         return idx

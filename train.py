@@ -25,7 +25,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from config import ConfigError, parse_config
-from model import GPT, GPTConfig, POSITIONAL_ENCODINGS
+from model import GPTConfig, POSITIONAL_ENCODINGS, make_model
 
 DEFAULTS = dict(
     # I/O
@@ -288,7 +288,7 @@ def _train(cfg, device, ddp, rank, world):
     model_fields = [f.name for f in dataclasses.fields(GPTConfig)]
     if cfg['init_from'] == 'scratch':
         model_args = {k: cfg[k] for k in model_fields}
-        model = GPT(GPTConfig(**model_args))
+        model = make_model(GPTConfig(**model_args))
         iter_num, best_val_loss, log_rows, elapsed, ckpt = 0, float('inf'), [], 0.0, None
     else:
         if not os.path.exists(ckpt_path):
@@ -298,7 +298,7 @@ def _train(cfg, device, ddp, rank, world):
         changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
         if master and changed:
             print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
-        model = GPT(GPTConfig(**model_args))
+        model = make_model(GPTConfig(**model_args))
         model.load_state_dict(ckpt['model'])
         # the log saved with the checkpoint ends at it: rows of a lost stretch after it are dropped from the files
         iter_num, best_val_loss, log_rows, elapsed = ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed']

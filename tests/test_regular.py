@@ -1,0 +1,152 @@
+"""RegularGPT (thesis ch. 6): eq. 6.1 bias, the three implementations, adaptive depth, weight sharing."""
+import pytest
+import torch
+
+from model import GPT, GPTConfig, RegularGPT, make_model, n_levels
+
+
+@pytest.fixture(autouse=True, scope='module')
+def one_thread():
+    # tiny tensors: one thread avoids OpenMP waiting on a busy second core (the CPU is shared)
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+def regular(C=2, K=1, impl='gather', **kw):
+    torch.manual_seed(0)
+    cfg = GPTConfig(pe='regular', vocab_size=13, n_embd=32, n_head=4, chunk_size=C, thickness=K,
+                    regular_impl=impl, **kw)
+    model = RegularGPT(cfg).eval()
+    with torch.no_grad():  # random r_i instead of the zero init, so the biases actually act
+        model.pe.r.normal_(0, 1)
+    return model
+
+
+def test_bias_is_eq_6_1():
+    model = regular(C=3, K=2)
+    d = torch.arange(30, dtype=torch.float32)
+    for depth in range(5):
+        level, k = depth // 2, depth % 2  # layer l*K + k uses shared parameters k at dilation C^l
+        b = model.pe.bias(depth, d)
+        for n in range(30):
+            i, rem = divmod(n, 3 ** level)
+            if rem == 0 and i < 3:
+                assert torch.equal(b[:, n], model.pe.r[k, :, i])
+            else:
+                assert torch.isinf(b[:, n]).all() and (b[:, n] < 0).all()
+
+
+def test_n_levels_is_ceil_log():
+    assert [n_levels(T, 2) for T in (1, 2, 3, 4, 5, 40, 64, 65, 500)] == [1, 1, 2, 2, 3, 6, 6, 7, 9]
+    assert [n_levels(T, 3) for T in (3, 9, 10, 243, 244)] == [1, 2, 3, 5, 6]
+
+
+@pytest.mark.parametrize('C,K', [(2, 1), (3, 1), (2, 2), (4, 3)])
+@pytest.mark.parametrize('T', [1, 2, 5, 16, 27, 41])
+def test_three_implementations_agree(C, K, T):
+    model = regular(C, K)
+    idx = torch.randint(0, 13, (2, T))
+    with torch.no_grad():
+        plain = model(idx, targets=idx, impl='plain')[0]
+        gather = model(idx, targets=idx, impl='gather')[0]
+        reduce = model(idx, impl='reduce')[0]
+        last = model(idx, impl='plain')[0]
+    assert torch.allclose(plain, gather, atol=1e-5)        # every position
+    assert torch.allclose(plain[:, -1:], reduce, atol=1e-5)  # the final answer
+    assert torch.allclose(last, reduce, atol=1e-5)
+
+
+def test_gather_memory_blocks_do_not_change_the_result():
+    model = regular(C=3)
+    idx = torch.randint(0, 13, (2, 50))
+    with torch.no_grad():
+        a = model(idx, targets=idx)[0]
+        model.set_attention(block_elems=200)  # a few queries per block
+        b = model(idx, targets=idx)[0]
+    assert torch.allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.parametrize('C,T', [(2, 13), (3, 20)])
+def test_receptive_field_reaches_token_0_after_ceil_log_layers(C, T):
+    """Perturbing token p changes the last position's output after level l iff T-1-p < C^(l+1)."""
+    model = regular(C)
+    idx = torch.randint(1, 13, (1, T))
+    with torch.no_grad():
+        base = []
+        model(idx, targets=idx, collect=base)
+        L = n_levels(T, C)
+        assert len(base) == L
+        for p in range(T):
+            changed = idx.clone()
+            changed[0, p] = 0
+            out = []
+            model(changed, targets=changed, collect=out)
+            for level in range(L):
+                moved = not torch.allclose(out[level][0, -1], base[level][0, -1], atol=1e-6)
+                assert moved == (T - 1 - p < C ** (level + 1)), (p, level)
+    # so token 0 is reached at the last level and not before
+    assert C ** (L - 1) < T <= C ** L
+
+
+def test_gradient_covers_every_input_exactly_at_full_depth():
+    model = regular(C=2)
+    idx = torch.randint(0, 13, (1, 37))
+    emb = {}
+    h = model.transformer.wte.register_forward_hook(lambda m, i, o: emb.setdefault('e', o.retain_grad() or o))
+    outs = []
+    model(idx, targets=idx, collect=outs)
+    h.remove()
+    outs[-1][0, -1].sum().backward(retain_graph=True)
+    assert (emb['e'].grad[0].abs().sum(-1) > 0).all()  # all 37 tokens after ceil(log2 37) = 6 layers
+    emb['e'].grad = None
+    outs[-2][0, -1].sum().backward()
+    assert (emb['e'].grad[0, :37 - 32].abs().sum(-1) == 0).all()  # 5 layers see the last 32 only
+
+
+def test_depth_adapts_with_length_and_weights_are_shared():
+    model = regular(C=2, K=3)
+    assert [model.depth(T) for T in (1, 40, 500)] == [3, 18, 27]
+    blocks = [b for _, b in model.layers(500)]
+    assert len(blocks) == 27 and len({id(b) for b in blocks}) == 3
+    assert all(blocks[d] is model.transformer.h[d % 3] for d in range(27))
+    n = model.get_num_params()
+    assert n == sum(p.numel() for p in regular(C=2, K=3).parameters())
+    with torch.no_grad():  # trained at 40, runs unchanged at 500, with no new parameters
+        for T in (40, 500):
+            out = []
+            logits = model(torch.randint(0, 13, (1, T)), impl='reduce', collect=out)[0]
+            assert torch.isfinite(logits).all() and len(out) == model.depth(T)
+    assert model.get_num_params() == n
+    # the count is that of a K-layer GPT: n_layer is ignored
+    assert n == GPT(GPTConfig(pe='regular', vocab_size=13, n_embd=32, n_head=4, thickness=3, n_layer=3)).get_num_params()
+    assert regular(C=2, K=3, n_layer=12).get_num_params() == n
+
+
+def test_training_step_reaches_shared_parameters_and_r():
+    model = regular(C=2, impl='reduce').train()
+    idx = torch.randint(0, 13, (4, 9))
+    _, loss = model(idx, targets=idx[:, -1:])
+    loss.backward()
+    assert model.pe.r.grad.abs().sum() > 0 and model.transformer.h[0].attn.c_attn.weight.grad.abs().sum() > 0
+
+
+def test_construction_and_errors():
+    assert type(make_model(GPTConfig(pe='regular'))) is RegularGPT
+    assert type(make_model(GPTConfig(pe='alibi'))) is GPT
+    assert type(GPT(GPTConfig(pe='regular'))) is GPT  # fixed depth with dilated masks still works
+    with pytest.raises(ValueError, match="unknown regular_impl='fast'.*plain, gather, reduce"):
+        RegularGPT(GPTConfig(pe='regular', regular_impl='fast'))
+    with pytest.raises(ValueError, match="needs pe='regular', got pe='alibi'"):
+        RegularGPT(GPTConfig(pe='alibi'))
+    with pytest.raises(ValueError, match="chunk_size >= 2"):
+        RegularGPT(GPTConfig(pe='regular', chunk_size=1))
+    model = regular()
+    idx = torch.randint(0, 13, (2, 8))
+    with pytest.raises(ValueError, match=r"targets must be \[B, 1\]"):
+        model(idx, targets=idx, impl='reduce')
+    with pytest.raises(ValueError, match="unknown impl='x'"):
+        model(idx, impl='x')
+    out = model.generate(idx, 3)  # no KV cache: every step recomputes the prefix
+    assert out.shape == (2, 11) and torch.equal(out[:, :8], idx)
