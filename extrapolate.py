@@ -639,12 +639,11 @@ def cmd_erf(args):
     split = load_split(ckpts, args.data_dir, args.split)
     specs = variants(args)
     plt = plt_module()
-    fig, (ax, dax) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True, height_ratios=[3, 2])
+    fig, ax = plt.subplots(figsize=(8, 4.5))
     out, md_rows = [], []
     for ci, c in enumerate(ckpts):
         L = ex_len(args.length, c.L_tr)
         ends, info = draw_ends(split, L, args.n, args.seed)
-        curves = {}
         for vi, (label, kw) in enumerate(specs):
             c.model.set_attention(**kw(c.L_tr, args.length))
             with Meter() as meter:
