@@ -78,12 +78,7 @@ def bench_train_one(cfg, pe):
                 torch.cuda.synchronize()
             t0 = time.perf_counter()
         train.forward_backward(step_model, batches, ctx, scaler)
-        if cfg['grad_clip'] > 0:
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg['grad_clip'])
-        scaler.step(optimizer)
-        scaler.update()
-        optimizer.zero_grad(set_to_none=True)
+        train.optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
     if device_type == 'cuda':
         torch.cuda.synchronize()
     dt = (time.perf_counter() - t0) / cfg['bench_steps']

@@ -110,6 +110,16 @@ def forward_backward(model, batches, ctx, scaler):
     return total
 
 
+def optimizer_step(model, optimizer, scaler, grad_clip):
+    """Clip the (unscaled) gradient norm to grad_clip (0: no clipping), step, and clear the gradients."""
+    if grad_clip > 0:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)
+
+
 @torch.no_grad()
 def estimate_loss(model, paths, n_tokens, cfg, ctx, device):
     """Mean loss over eval_iters batches per split. The windows come from a generator seeded afresh each time:
@@ -375,12 +385,7 @@ def _train(cfg, device, ddp, rank, world):
         if not math.isfinite(lossf):
             raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, "
                                      f"the last good checkpoint {ckpt_path} is left as it was")
-        if cfg['grad_clip'] > 0:
-            scaler.unscale_(optimizer)
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg['grad_clip'])
-        scaler.step(optimizer)
-        scaler.update()
-        optimizer.zero_grad(set_to_none=True)
+        optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
         dt = time.time() - t0
         if master and iter_num % cfg['log_interval'] == 0:
             row = dict(iter=iter_num, train_loss=lossf, val_loss=None, lr=lr, time=time.time() - t_start)

@@ -20,14 +20,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 V = 64
 
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    # these models are tiny: on 2 shared cores one thread avoids OpenMP contention and is several times faster
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
 
 def tiny(pe='alibi', **kw):
     args = dict(vocab_size=V, block_size=16, n_layer=2, n_head=4, n_embd=32, pe=pe)

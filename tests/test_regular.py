@@ -5,14 +5,6 @@ import torch
 from model import GPT, GPTConfig, RegularGPT, make_model, n_levels
 
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    # tiny tensors: one thread avoids OpenMP waiting on a busy second core (the CPU is shared)
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 def regular(C=2, K=1, impl='gather', **kw):
     torch.manual_seed(0)

@@ -13,14 +13,6 @@ from config import ConfigError
 T = R.TASKS
 
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    # tiny tensors: one thread avoids OpenMP waiting on a busy second core (the CPU is shared)
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 @pytest.mark.parametrize('task,text,y', [
     ('modular_arithmetic', '2+3*4', 4),     # (2 + 12) mod 5: * before +

@@ -13,14 +13,6 @@ from model import GPT, GPTConfig
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread, and threads that wait on each other stall badly on a busy machine."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
 
 def write_checkpoint(tmp_path, pe='alibi'):
     args = dict(vocab_size=256, block_size=16, n_layer=2, n_head=2, n_embd=16, pe=pe)
