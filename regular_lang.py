@@ -96,16 +96,17 @@ class Deletang:
         if not self.usable(L):
             raise ValueError(f"task {self.name} has no strings of length {L}; allowed: {self.allowed}")
 
+    def sample(self, rng, L, n, p_one=0.5):
+        """Uniform strings over the task's symbols, labelled by its rule."""
+        self.check_length(L)
+        x = rng.integers(0, len(self.symbols), (n, L))
+        return x, self.labels(x)
+
     allowed = 'any length >= 1'
 
 
 class EvenPairs(Deletang):
     name, symbols, n_classes = 'even_pairs', 'ab', 2
-
-    def sample(self, rng, L, n, p_one=0.5):
-        self.check_length(L)
-        x = rng.integers(0, 2, (n, L))
-        return x, self.labels(x)
 
     def labels(self, x):
         # 1 when the number of 'ab' and 'ba' pairs is even (equivalently: first symbol == last symbol)
@@ -127,11 +128,6 @@ class ParityCheck(Deletang):
 class CycleNavigation(Deletang):
     """Moves 0 = stay, 1 = +1, 2 = -1 on a cycle of 5, starting at 0; the class is the end position."""
     name, symbols, n_classes = 'cycle_navigation', '012', 5
-
-    def sample(self, rng, L, n, p_one=0.5):
-        self.check_length(L)
-        x = rng.integers(0, 3, (n, L))
-        return x, self.labels(x)
 
     def labels(self, x):
         return np.array([0, 1, -1])[x].sum(1) % 5
