@@ -60,6 +60,7 @@ DEFAULTS = dict(
     p_one=0.5,                  # parity_check: P(sigma_i = 1) during training
     p_sweep=[0.1, 0.3, 0.5, 0.7, 0.9],  # parity_check: test probabilities of Table 6.2 ([] to skip)
     sweep_stride=5,             # the sweep tests every sweep_stride-th of the test lengths (CPU)
+    save_model=False,           # True: also write out_dir/<run>.pt (the trained weights, for later analysis)
     analyze=True,               # regulargpt on parity_check / cycle_navigation: PCA (Fig. 6.3) and ERF (Fig. 6.4a)
     analyze_len=500,            # input length of those analyses (the thesis uses 500)
     # --mode=table: runs every missing (task, model, seed), then writes the tables; existing run JSONs are reused
@@ -443,6 +444,8 @@ def train_run(cfg, plot=True):
                               sorted({train_lengths[-1], cfg['analyze_len'] // 2, cfg['analyze_len']}))
     with open(path + '.json', 'w') as f:
         json.dump(res, f, indent=1)
+    if cfg['save_model']:
+        torch.save(model.state_dict(), path + '.pt')
     if plot:
         plot_lengths({cfg['model']: [res]}, task.name, path + '.png')
     print(f"{run_name(cfg)}: extrapolation accuracy {100 * res['score']:.1f}% over {len(test_lengths)} lengths "

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import regular_lang as R
-from config import ConfigError
+from config import ConfigError, parse_config
 
 T = R.TASKS
 
@@ -176,6 +176,17 @@ def test_train_run_is_reproducible_and_writes_results(tmp_path):
                 'parity_check__regulargpt_c2__s1_erf.png'):
         assert (tmp_path / png).stat().st_size < 300_000
     assert abs(first['erf']['40']['c_first'] - 1) < 1e-5
+
+
+def test_saved_weights_reproduce_the_reported_accuracies(tmp_path):
+    R.main(TINY + [f'--out_dir={tmp_path}', '--task=cycle_navigation', '--model=lstm', '--save_model=True'])
+    res = json.load(open(tmp_path / 'cycle_navigation__lstm__s0.json'))
+    cfg = parse_config(R.DEFAULTS, TINY + ['--task=cycle_navigation', '--model=lstm'])
+    task = R.get_task('cycle_navigation')
+    model = R.build(task, cfg)
+    model.load_state_dict(torch.load(tmp_path / 'cycle_navigation__lstm__s0.pt'))
+    acc = R.evaluate(model, task, [int(L) for L in res['per_length']], cfg)
+    assert {str(L): a for L, a in acc.items()} == res['per_length']
 
 
 def test_table_and_bench_modes(tmp_path):
