@@ -355,10 +355,9 @@ def build(task, cfg):
     name, S = cfg['model'], len(task.symbols)
     V = S + task.n_classes + 1  # symbols, classes, pad
     if name == 'regulargpt' or name.startswith('regulargpt_c'):
-        suffix = name[len('regulargpt_c'):]
-        if name != 'regulargpt' and not (suffix.isdigit() and int(suffix) >= 2):
+        C = chunk_of(name, cfg['chunk_size'])
+        if not C or C < 2:
             raise ValueError(f"unknown model {name!r}: regulargpt_cN needs a chunk size N >= 2, e.g. regulargpt_c3")
-        C = cfg['chunk_size'] if name == 'regulargpt' else int(suffix)
         # K = 1 for regular languages (thesis 6.2.2: thickening only for natural language); 'reduce' is O(T)
         gc = GPTConfig(vocab_size=V, n_embd=cfg['n_embd'], n_head=cfg['n_head'], pe='regular', chunk_size=C,
                        thickness=1, regular_impl='reduce', block_size=task.train_max)
@@ -372,6 +371,14 @@ def build(task, cfg):
     if name == 'lstm':
         return LSTMClassifier(S, task.n_classes, cfg['lstm_hidden'])
     raise ValueError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)} (N = chunk size)")
+
+
+def chunk_of(model, chunk_size):
+    """The chunk size C of a RegularGPT model name (chunk_size for plain 'regulargpt'), None for the baselines."""
+    if model == 'regulargpt':
+        return chunk_size
+    suffix = model[len('regulargpt_c'):] if model.startswith('regulargpt_c') else ''
+    return int(suffix) if suffix.isdigit() else None
 
 
 def run_name(cfg):
@@ -447,7 +454,7 @@ def train_run(cfg, plot=True):
     if cfg['save_model']:
         torch.save(model.state_dict(), path + '.pt')
     if plot:
-        plot_lengths({cfg['model']: [res]}, task.name, path + '.png')
+        plot_lengths({cfg['model']: [res]}, task.name, path + '.png', cfg['chunk_size'])
     print(f"{run_name(cfg)}: extrapolation accuracy {100 * res['score']:.1f}% over {len(test_lengths)} lengths "
           f"{test_lengths[0]}..{test_lengths[-1]}, same length {100 * same:.1f}%, train {train_time:.0f}s", flush=True)
     return res
@@ -552,7 +559,7 @@ def erf_plot(model, task, png, lengths=(40, 200, 500), n=32):
     return out
 
 
-def plot_lengths(results, task, png):
+def plot_lengths(results, task, png, chunk_size):
     """results: model -> list of run dicts (seeds); the mean accuracy per test length, one line per model."""
     import matplotlib
     matplotlib.use('Agg')
@@ -564,7 +571,13 @@ def plot_lengths(results, task, png):
         # wide-to-thin, differently dashed lines, so that models at 100% all stay visible
         ax.plot(Ls, 100 * acc, label=f'{m} ({len(runs)} seed{"s" * (len(runs) > 1)})', lw=2.6 - 0.7 * (i % 3),
                 ls=['-', '--', ':'][i % 3])
-    ax.set_ylim(-2, 102), ax.set_xlabel('test length'), ax.set_ylabel('accuracy (%)')
+    lo, hi = min(int(k) for r in results.values() for k in r[0]['per_length']), \
+        max(int(k) for r in results.values() for k in r[0]['per_length'])
+    for C in sorted({chunk_of(m, chunk_size) for m in results} - {None}):  # RegularGPT gains a level after each power of C
+        for k in range(1, n_levels(hi, C)):
+            if lo <= C ** k < hi:
+                ax.axvline(C ** k + 0.5, color='0.75', lw=0.8, zorder=0)
+    ax.set_ylim(-2, 102), ax.set_xlabel('test length (grey: RegularGPT depth + 1)'), ax.set_ylabel('accuracy (%)')
     ax.set_title(f'{task}: extrapolation', fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
@@ -624,7 +637,7 @@ def table(cfg):
             cells.append(f'{max(sc):.1f} / {np.mean(sc):.1f} ({len(sc)})')
         lines.append(f'| {t} | ' + ' | '.join(cells + list(THESIS_6_1[t])) + ' |')
         if runs.get(t):
-            plot_lengths(runs[t], t, os.path.join(cfg['out_dir'], f'{t}_lengths.png'))
+            plot_lengths(runs[t], t, os.path.join(cfg['out_dir'], f'{t}_lengths.png'), cfg['chunk_size'])
     text = ('Extrapolation accuracy, Max / Avg over seeds (number of seeds), in %: Deletang tasks trained on 1..40 and '
             'tested on 41..500, Bhattamishra tasks trained on 1..50 and tested on 51..100.\n\n' + '\n'.join(lines) + '\n')
     sweep = [(m, r['p_sweep']) for m in cfg['models'] for r in runs.get('parity_check', {}).get(m, []) if 'p_sweep' in r]
@@ -637,6 +650,21 @@ def table(cfg):
                 rs = [sw for mm, sw in sweep if mm == m]
                 if rs:
                     text += f'| {setting} | {m} | ' + ' | '.join(f"{100 * np.mean([r[p][setting] for r in rs]):.1f}" for p in ps) + ' |\n'
+    by_depth = {}  # (task, model) -> {levels: accuracies}; errors that grow with depth beyond training show here
+    for t in cfg['tasks']:
+        for m in [m for m in cfg['models'] if chunk_of(m, cfg['chunk_size'])]:
+            for r in runs.get(t, {}).get(m, []):
+                for L, a in r['per_length'].items():
+                    by_depth.setdefault((t, m), {}).setdefault(n_levels(int(L), chunk_of(m, cfg['chunk_size'])), []).append(a)
+    if by_depth:
+        cols = sorted({d for v in by_depth.values() for d in v})
+        text += ('\nRegularGPT accuracy by depth (ceil(log_C L) levels; the training lengths reach "train"), '
+                 'mean over seeds and lengths, in %:\n\n| Task | Model | train | ' +
+                 ' | '.join(f'{d} levels' for d in cols) + ' |\n|---|---|---|' + '---|' * len(cols) + '\n')
+        for (t, m), v in by_depth.items():
+            train = n_levels(runs[t][m][0]['train_lengths'][1], chunk_of(m, cfg['chunk_size']))
+            text += f'| {t} | {m} | {train} | ' + ' | '.join(f'{100 * np.mean(v[d]):.1f}' if d in v else ''
+                                                             for d in cols) + ' |\n'
     with open(os.path.join(cfg['out_dir'], 'table.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(cfg['out_dir'], 'table.json'), 'w') as f:

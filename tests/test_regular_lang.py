@@ -201,6 +201,19 @@ def test_table_and_bench_modes(tmp_path):
     assert '| 32 | 5 |' in (tmp_path / 'bench.md').read_text()
 
 
+def test_depth_table_groups_lengths_by_levels(tmp_path):
+    # lengths 3 and 4 need ceil(log2 L) = 2 levels, 5 needs 3; training up to length 2 needs 1
+    for seed, acc in ((0, {'3': 1.0, '4': 0.5, '5': 0.0}), (1, {'3': 1.0, '4': 1.0, '5': 0.5})):
+        run = dict(task='parity_check', model='regulargpt_c2', seed=seed, score=float(np.mean(list(acc.values()))),
+                   per_length=acc, train_lengths=[1, 2])
+        json.dump(run, open(tmp_path / f'parity_check__regulargpt_c2__s{seed}.json', 'w'))
+    R.main([f'--out_dir={tmp_path}', '--mode=table', '--train_missing=False', "--tasks=['parity_check']",
+            "--models=['regulargpt_c2','lstm']", '--seeds=[0,1]'])
+    text = (tmp_path / 'table.md').read_text()
+    assert '| parity_check | regulargpt_c2 | 1 | 87.5 | 25.0 |' in text  # (1 + .5 + 1 + 1) / 4 and (0 + .5) / 2
+    assert '| parity_check | 83.3 / 66.7 (2) | - |' in text  # seed means 50.0 and 83.3
+
+
 def test_cumulative_normalized_gradient():
     c = R.cumulative_normalized_gradient(np.array([0.25, 0.25, 0.5]))
     assert np.allclose(c, [1.0, 0.75, 0.5])
