@@ -30,6 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from config import ConfigError, parse_config
+from extrapolate import cumulative_from_end, erf_tokens
 from model import GPT, GPTConfig, RegularGPT, n_levels
 
 DEFAULTS = dict(
@@ -532,12 +533,6 @@ def normalized_gradient(model, emb_module, x, y):
     return (g / g.sum(-1, keepdim=True)).mean(0).numpy()
 
 
-def cumulative_normalized_gradient(s):
-    """c_m = sum_{n >= m} s_n (thesis 4.5.1): 1 at the first token, s_L at the last."""
-    s = s / s.sum()
-    return np.cumsum(s[::-1])[::-1]
-
-
 def erf_plot(model, task, png, lengths=(40, 200, 500), n=32):
     import matplotlib
     matplotlib.use('Agg')
@@ -546,9 +541,10 @@ def erf_plot(model, task, png, lengths=(40, 200, 500), n=32):
     out = {}
     for L in lengths:
         x, y = task.sample(np.random.default_rng(L), L, n)
-        c = cumulative_normalized_gradient(normalized_gradient(model, model.net.transformer.wte, x, y))
+        s = normalized_gradient(model, model.net.transformer.wte, x, y)
+        c = cumulative_from_end(s)
         # erf90: the fewest most recent tokens that hold 90% of the gradient mass (the whole string: L)
-        out[str(L)] = dict(c_first=float(c[0]), c_half=float(c[L // 2]), erf90=int(np.argmax(c[::-1] >= 0.9 - 1e-9) + 1))
+        out[str(L)] = dict(c_first=float(c[0]), c_half=float(c[L // 2]), erf90=erf_tokens(s, 0.9))
         ax.plot(np.arange(L), c, label=f'L={L}')
     ax.set_xlabel('input position m'), ax.set_ylabel('cumulative normalized gradient $c_m$')
     ax.set_title(f'RegularGPT receptive field, {task.name}', fontsize=9)

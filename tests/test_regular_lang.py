@@ -214,11 +214,6 @@ def test_depth_table_groups_lengths_by_levels(tmp_path):
     assert '| parity_check | 83.3 / 66.7 (2) | - |' in text  # seed means 50.0 and 83.3
 
 
-def test_cumulative_normalized_gradient():
-    c = R.cumulative_normalized_gradient(np.array([0.25, 0.25, 0.5]))
-    assert np.allclose(c, [1.0, 0.75, 0.5])
-
-
 def test_regulargpt_input_is_padded_to_a_power_of_C_because_masking_cannot_count():
     torch.manual_seed(0)
     model = R.build(T['parity_check'], dict(R.DEFAULTS, model='regulargpt_c3')).eval()
