@@ -453,7 +453,8 @@ def train_run(cfg, plot=True):
     with open(path + '.json', 'w') as f:
         json.dump(res, f, indent=1)
     if cfg['save_model']:
-        torch.save(model.state_dict(), path + '.pt')
+        torch.save(model.state_dict(), path + '.pt.tmp')
+        os.replace(path + '.pt.tmp', path + '.pt')  # an interrupted save leaves the previous file whole
     if plot:
         plot_lengths({cfg['model']: [res]}, task.name, path + '.png', cfg['chunk_size'])
     print(f"{run_name(cfg)}: extrapolation accuracy {100 * res['score']:.1f}% over {len(test_lengths)} lengths "
