@@ -589,37 +589,43 @@ def cmd_position(args):
 # erf: cumulative normalised gradient and empirical receptive field (thesis 4.5.1)
 # --------------------------------------------------------------------------------------------
 
-def receptive_field(model, tokens, ends, L, batch_tokens=8192):
-    """Mean normalised gradient s_m over segments, with s_m = |g_m| / sum_n |g_n| and g_m the gradient of the loss of
-    the token after the L-token input w.r.t. the input embedding e_m (thesis 4.5.1). Absolute encodings add their
-    positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding."""
+def embedding_grad_norms(model, emb, loss_fn):
+    """|g_m| = |d loss / d e_m| for every output e_m [B, T] of the embedding module emb, loss = loss_fn() (a forward
+    pass run here); a hook makes e a fresh leaf, so no parameter gets a gradient. Returns float64 [B, T]."""
     grads = {}
 
-    def leaf(module, inp, out):  # a fresh leaf so that only the embeddings get gradients, not the parameters
+    def leaf(module, inp, out):
         out = out.detach().requires_grad_(True)
         grads['e'] = out
         return out
 
-    handle = model.transformer.wte.register_forward_hook(leaf)
+    handle = emb.register_forward_hook(leaf)
     flags = [p.requires_grad for p in model.parameters()]
     for p in model.parameters():
         p.requires_grad_(False)
-    ends = np.asarray(ends)
-    B = max(1, batch_tokens // L)
-    s_sum = torch.zeros(L, dtype=torch.float64)
     try:
-        for i in range(0, len(ends), B):
-            x, y = windows(tokens, ends[i:i + B] - L, L)
-            with torch.enable_grad():
-                logits, _ = model(x)
-                # summed over the batch: each segment's loss depends only on its own embeddings
-                F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='sum').backward()
-            g = grads['e'].grad.double().norm(dim=-1)          # [B, L]
-            s_sum += (g / g.sum(-1, keepdim=True)).sum(0)
+        with torch.enable_grad():
+            loss_fn().backward()
     finally:
         handle.remove()
         for p, f in zip(model.parameters(), flags):
             p.requires_grad_(f)
+    return grads['e'].grad.double().norm(dim=-1)
+
+
+def receptive_field(model, tokens, ends, L, batch_tokens=8192):
+    """Mean normalised gradient s_m over segments, with s_m = |g_m| / sum_n |g_n| and g_m the gradient of the loss of
+    the token after the L-token input w.r.t. the input embedding e_m (thesis 4.5.1). Absolute encodings add their
+    positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding."""
+    ends = np.asarray(ends)
+    B = max(1, batch_tokens // L)
+    s_sum = torch.zeros(L, dtype=torch.float64)
+    for i in range(0, len(ends), B):
+        x, y = windows(tokens, ends[i:i + B] - L, L)
+        # summed over the batch: each segment's loss depends only on its own embeddings
+        g = embedding_grad_norms(model, model.transformer.wte,
+                                 lambda: F.cross_entropy(model(x)[0][:, -1].float(), y[:, -1], reduction='sum'))
+        s_sum += (g / g.sum(-1, keepdim=True)).sum(0)
     return (s_sum / len(ends)).numpy()
 
 

@@ -30,7 +30,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from config import ConfigError, parse_config
-from extrapolate import cumulative_from_end, erf_tokens
+from extrapolate import cumulative_from_end, embedding_grad_norms, erf_tokens
 from model import GPT, GPTConfig, RegularGPT, n_levels
 
 DEFAULTS = dict(
@@ -512,25 +512,15 @@ def pca_plot(model, task, png, L=500, n=4):
                 transition_explains=explained, n_classes_seen=int(len(np.unique(lab))))
 
 
-def normalized_gradient(model, emb_module, x, y):
+def normalized_gradient(model, x, y):
     """s_m = ||g_m|| / sum_n ||g_n||, g_m = d loss / d e_m for every input embedding e_m (thesis 4.5.1),
     normalised per string and then averaged over the batch; RegularGPT's pad positions are left out."""
-    grab = {}
-
-    def leaf(module, inp, out):  # a fresh leaf: only the embeddings need gradients
-        grab['e'] = out.detach().requires_grad_(True)
-        return grab['e']
-
-    h = emb_module.register_forward_hook(leaf)
     model.eval()
     try:
-        with torch.enable_grad():
-            F.cross_entropy(model(torch.from_numpy(x)), torch.from_numpy(y), reduction='sum').backward()
+        g = embedding_grad_norms(model, model.net.transformer.wte, lambda: F.cross_entropy(
+            model(torch.from_numpy(x)), torch.from_numpy(y), reduction='sum'))[:, -x.shape[1]:]
     finally:
-        h.remove()
-        model.zero_grad(set_to_none=True)
         model.train()
-    g = grab['e'].grad.double().norm(dim=-1)[:, -x.shape[1]:]
     return (g / g.sum(-1, keepdim=True)).mean(0).numpy()
 
 
@@ -542,7 +532,7 @@ def erf_plot(model, task, png, lengths=(40, 200, 500), n=32):
     out = {}
     for L in lengths:
         x, y = task.sample(np.random.default_rng(L), L, n)
-        s = normalized_gradient(model, model.net.transformer.wte, x, y)
+        s = normalized_gradient(model, x, y)
         c = cumulative_from_end(s)
         # erf90: the fewest most recent tokens that hold 90% of the gradient mass (the whole string: L)
         out[str(L)] = dict(c_first=float(c[0]), c_half=float(c[L // 2]), erf90=erf_tokens(s, 0.9))
