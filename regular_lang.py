@@ -46,6 +46,7 @@ DEFAULTS = dict(
     n_layer=5,                  # depth of the Transformer baseline (RegularGPT's depth is K * ceil(log_C T))
     transformer_pe='rope',      # any pe of model.py except 'regular' (the thesis baseline uses Transformer-XL's)
     lstm_hidden=256,            # one LSTM layer of 256 (Table 6.1's RNN)
+    dropout=0.0,                # RegularGPT and Transformer: embedding, attention and residual dropout
     # optimisation (Table 6.5: Adam with lr in {1e-4, 3e-4, 5e-4}, batch 128, 100k steps; clip 1.0)
     learning_rate=5e-4,
     batch_size=128,
@@ -361,13 +362,13 @@ def build(task, cfg):
             raise ValueError(f"unknown model {name!r}: regulargpt_cN needs a chunk size N >= 2, e.g. regulargpt_c3")
         # K = 1 for regular languages (thesis 6.2.2: thickening only for natural language); 'reduce' is O(T)
         gc = GPTConfig(vocab_size=V, n_embd=cfg['n_embd'], n_head=cfg['n_head'], pe='regular', chunk_size=C,
-                       thickness=1, regular_impl='reduce', block_size=task.train_max)
+                       dropout=cfg['dropout'], thickness=1, regular_impl='reduce', block_size=task.train_max)
         return GPTClassifier(RegularGPT(gc), S, task.n_classes, pad_base=C)
     if name == 'transformer':
         if cfg['transformer_pe'] == 'regular':
             raise ValueError("transformer_pe='regular' is RegularGPT's; use --model=regulargpt")
         gc = GPTConfig(vocab_size=V, n_embd=cfg['n_embd'], n_head=cfg['n_head'], n_layer=cfg['n_layer'],
-                       pe=cfg['transformer_pe'], block_size=task.train_max)
+                       dropout=cfg['dropout'], pe=cfg['transformer_pe'], block_size=task.train_max)
         return GPTClassifier(GPT(gc), S, task.n_classes)
     if name == 'lstm':
         return LSTMClassifier(S, task.n_classes, cfg['lstm_hidden'])
@@ -621,7 +622,9 @@ def table(cfg):
                 continue
             sc = [100 * r['score'] for r in runs[t][m]]
             summary[f'{t}/{m}'] = dict(max=max(sc), avg=float(np.mean(sc)), seeds=len(sc), scores=sc)
-            cells.append(f'{max(sc):.1f} / {np.mean(sc):.1f} ({len(sc)})')
+            drop = sorted({r.get('config', {}).get('dropout', 0.0) for r in runs[t][m]})  # tuned per task (README)
+            note = ', dropout ' + '/'.join(f'{d:g}' for d in drop) if drop != [0.0] else ''
+            cells.append(f'{max(sc):.1f} / {np.mean(sc):.1f} ({len(sc)}{note})')
         lines.append(f'| {t} | ' + ' | '.join(cells + list(THESIS_6_1[t])) + ' |')
         if runs.get(t):
             plot_lengths(runs[t], t, os.path.join(cfg['out_dir'], f'{t}_lengths.png'), cfg['chunk_size'])

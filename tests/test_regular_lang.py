@@ -205,13 +205,13 @@ def test_depth_table_groups_lengths_by_levels(tmp_path):
     # lengths 3 and 4 need ceil(log2 L) = 2 levels, 5 needs 3; training up to length 2 needs 1
     for seed, acc in ((0, {'3': 1.0, '4': 0.5, '5': 0.0}), (1, {'3': 1.0, '4': 1.0, '5': 0.5})):
         run = dict(task='parity_check', model='regulargpt_c2', seed=seed, score=float(np.mean(list(acc.values()))),
-                   per_length=acc, train_lengths=[1, 2])
+                   per_length=acc, train_lengths=[1, 2], config=dict(dropout=0.1 * seed))
         json.dump(run, open(tmp_path / f'parity_check__regulargpt_c2__s{seed}.json', 'w'))
     R.main([f'--out_dir={tmp_path}', '--mode=table', '--train_missing=False', "--tasks=['parity_check']",
             "--models=['regulargpt_c2','lstm']", '--seeds=[0,1]'])
     text = (tmp_path / 'table.md').read_text()
     assert '| parity_check | regulargpt_c2 | 1 | 87.5 | 25.0 |' in text  # (1 + .5 + 1 + 1) / 4 and (0 + .5) / 2
-    assert '| parity_check | 83.3 / 66.7 (2) | - |' in text  # seed means 50.0 and 83.3
+    assert '| parity_check | 83.3 / 66.7 (2, dropout 0/0.1) | - |' in text  # seed means 50.0 and 83.3
 
 
 def test_regulargpt_input_is_padded_to_a_power_of_C_because_masking_cannot_count():
@@ -228,3 +228,15 @@ def test_regulargpt_input_is_padded_to_a_power_of_C_because_masking_cannot_count
         assert torch.allclose(two.net(torch.ones(1, 3, dtype=torch.long))[0], two.net(torch.ones(1, 4, dtype=torch.long))[0])
         # padded with the pad symbol they are not
         assert not torch.allclose(two(torch.ones(1, 3, dtype=torch.long)), two(torch.ones(1, 4, dtype=torch.long)))
+
+
+@pytest.mark.parametrize('model', ['regulargpt', 'transformer'])
+def test_dropout_reaches_the_model(model):
+    # --dropout is active in training (two passes differ) and off at test time (two passes agree)
+    x = torch.from_numpy(T['parity_check'].sample(np.random.default_rng(0), 20, 8)[0])
+    for p in (0.0, 0.3):
+        torch.manual_seed(0)
+        net = R.build(T['parity_check'], dict(R.DEFAULTS, model=model, dropout=p))
+        assert torch.equal(net(x), net(x)) == (p == 0.0)
+        net.eval()
+        assert torch.equal(net(x), net(x))
