@@ -559,8 +559,8 @@ def plot_lengths(results, task, png, chunk_size):
         # wide-to-thin, differently dashed lines, so that models at 100% all stay visible
         ax.plot(Ls, 100 * acc, label=f'{m} ({len(runs)} seed{"s" * (len(runs) > 1)})', lw=2.6 - 0.7 * (i % 3),
                 ls=['-', '--', ':'][i % 3])
-    lo, hi = min(int(k) for r in results.values() for k in r[0]['per_length']), \
-        max(int(k) for r in results.values() for k in r[0]['per_length'])
+    tested = [int(k) for r in results.values() for k in r[0]['per_length']]
+    lo, hi = min(tested), max(tested)
     for C in sorted({chunk_of(m, chunk_size) for m in results} - {None}):  # RegularGPT gains a level after each power of C
         for k in range(1, n_levels(hi, C)):
             if lo <= C ** k < hi:
@@ -641,18 +641,19 @@ def table(cfg):
                 if rs:
                     text += f'| {setting} | {m} | ' + ' | '.join(f"{100 * np.mean([r[p][setting] for r in rs]):.1f}" for p in ps) + ' |\n'
     by_depth = {}  # (task, model) -> {levels: accuracies}; errors that grow with depth beyond training show here
+    chunks = {m: chunk_of(m, cfg['chunk_size']) for m in cfg['models']}
     for t in cfg['tasks']:
-        for m in [m for m in cfg['models'] if chunk_of(m, cfg['chunk_size'])]:
+        for m in [m for m in cfg['models'] if chunks[m]]:
             for r in runs.get(t, {}).get(m, []):
                 for L, a in r['per_length'].items():
-                    by_depth.setdefault((t, m), {}).setdefault(n_levels(int(L), chunk_of(m, cfg['chunk_size'])), []).append(a)
+                    by_depth.setdefault((t, m), {}).setdefault(n_levels(int(L), chunks[m]), []).append(a)
     if by_depth:
         cols = sorted({d for v in by_depth.values() for d in v})
         text += ('\nRegularGPT accuracy by depth (ceil(log_C L) levels; the training lengths reach "train"), '
                  'mean over seeds and lengths, in %:\n\n| Task | Model | train | ' +
                  ' | '.join(f'{d} levels' for d in cols) + ' |\n|---|---|---|' + '---|' * len(cols) + '\n')
         for (t, m), v in by_depth.items():
-            train = n_levels(runs[t][m][0]['train_lengths'][1], chunk_of(m, cfg['chunk_size']))
+            train = n_levels(runs[t][m][0]['train_lengths'][1], chunks[m])
             text += f'| {t} | {m} | {train} | ' + ' | '.join(f'{100 * np.mean(v[d]):.1f}' if d in v else ''
                                                              for d in cols) + ' |\n'
     with open(os.path.join(cfg['out_dir'], 'table.md'), 'w') as f:
