@@ -31,6 +31,7 @@ class GPTConfig:
     alibi_shift: float = 0.0    # Δ: every head's h becomes h + Δ, slope 2^-(h+Δ) (thesis 4.4.1)
     alibi_equal_h: float = -1.0 # >=0: every head gets the same slope 2^-h (thesis 4.4.2)
     sandwich_dbar: int = 128    # d_bar of eq. 4.6
+    kernel_per_layer: bool = False  # KERPLE-family parameters per layer; the thesis shares them across layers (Fig. 3.1)
     rope_base: float = 10000.0
     bipe_sep_ids: tuple = (46, 10)  # tokens that end a BiPE segment: '.' and '\n' as bytes
     # RegularGPT (thesis ch. 6); used only by pe='regular'
@@ -150,12 +151,16 @@ class ALiBi(PositionalEncoding):
 
 class T5Bias(PositionalEncoding):
     """T5's learned bias over 32 log-spaced causal distance buckets up to 128, shared by all layers
-    (thesis 3.4): exact buckets for d < 16, then 16 + floor(log(d/16) / log(128/16) * 16), capped at 31."""
+    (thesis 3.4): exact buckets for d < 16, then 16 + floor(log(d/16) / log(128/16) * 16), capped at 31.
+    As in the thesis' GPT-NeoX code (and x-transformers), the table is added after the 1/sqrt(D) scaling but
+    multiplied by sqrt(D) first, so it learns at the scale of unscaled logits, from a Xavier-normal start."""
     n_buckets, max_distance = 32, 128
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.table = nn.Parameter(torch.zeros(cfg.n_head, self.n_buckets))
+        std = math.sqrt(2.0 / (self.n_buckets + cfg.n_head))  # xavier_normal_ of NeoX's [32, H] weight
+        self.table = nn.Parameter(torch.randn(cfg.n_head, self.n_buckets) * std)
+        self.scale = math.sqrt(cfg.n_embd // cfg.n_head)
 
     @classmethod
     def bucket(cls, d):
@@ -164,27 +169,31 @@ class T5Bias(PositionalEncoding):
         return torch.where(d < exact, d.long(), far.clamp(max=cls.n_buckets - 1))
 
     def bias(self, layer, d):
-        return self.table[:, self.bucket(d)]
+        return self.table[:, self.bucket(d)] * self.scale
 
 
 class Kernel(PositionalEncoding):
-    """Base of the KERPLE family: per-layer, per-head parameters r_j, each kept in its valid range by a
-    straight-through clamp: the value used is clamped, while the gradient still reaches the raw
-    parameter, so a parameter pushed past a bound can come back."""
+    """Base of the KERPLE family: per-head parameters r_j, one set shared by all layers as in the thesis
+    (Fig. 3.1; the authors' code builds one kernel module for every layer), or one set per layer with
+    kernel_per_layer=True. Each is kept in its valid range by a straight-through clamp: the value used is
+    clamped, while the gradient still reaches the raw parameter, so a parameter pushed past a bound can come back."""
     ranges = {}  # name -> (init_lo, init_hi, min, max)
 
     def __init__(self, cfg):
         super().__init__(cfg)
+        sets = cfg.n_layer if cfg.kernel_per_layer else 1
         for name, (lo, hi, _, _) in self.ranges.items():
-            self.register_parameter(name, nn.Parameter(lo + (hi - lo) * torch.rand(cfg.n_layer, cfg.n_head)))
+            self.register_parameter(name, nn.Parameter(lo + (hi - lo) * torch.rand(sets, cfg.n_head)))
 
     def r(self, name, layer):
-        p = getattr(self, name)[layer][:, None]
+        p = getattr(self, name)
+        p = p[layer % len(p)][:, None]
         _, _, lo, hi = self.ranges[name]
         return p + (p.clamp(lo, hi) - p).detach()
 
 
-EPS = 1e-2
+EPS = 1e-2  # the authors' lower bound on every kernel parameter
+# Initial ranges follow the authors' code: coefficients U(0, 1) (the log kernel's r1: U(0, 2)), exponents U(0, 2)
 
 
 class KerplePower(Kernel):
@@ -195,14 +204,14 @@ class KerplePower(Kernel):
 
 
 class KerpleLog(Kernel):
-    ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 1.0, EPS, None)}
+    ranges = {'r1': (0.0, 2.0, EPS, None), 'r2': (0.0, 1.0, EPS, None)}
 
     def bias(self, layer, d):
         return -self.r('r1', layer) * torch.log1p(self.r('r2', layer) * d)  # eq. 3.4, logarithmic variant
 
 
 class Kerple3Log(Kernel):
-    ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 1.0, EPS, None), 'r3': (0.0, 2.0, EPS, 2.0)}
+    ranges = {'r1': (0.0, 2.0, EPS, None), 'r2': (0.0, 1.0, EPS, None), 'r3': (0.0, 2.0, EPS, 2.0)}
 
     def bias(self, layer, d):
         return -self.r('r1', layer) * torch.log1p(self.r('r2', layer) * d ** self.r('r3', layer))  # 3.5.3, 3-para-log
@@ -210,7 +219,7 @@ class Kerple3Log(Kernel):
 
 class KerpleBiasWht(Kernel):
     ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 2.0, EPS, 2.0),
-              'r3': (0.0, 0.1, EPS, None), 'r4': (0.0, 2.0, EPS, 2.0)}
+              'r3': (0.0, 1.0, EPS, None), 'r4': (0.0, 2.0, EPS, 2.0)}
 
     def bias(self, layer, d):
         return -self.r('r1', layer) * d ** self.r('r2', layer)  # 3.5.3, bias+wht: bias kernel

@@ -233,21 +233,16 @@ class Bhattamishra:
 
 
 class Dyck(Bhattamishra):
-    """D_0 = empty, D_n = (a_n D_{n-1} b_n)*: brackets nested at most n deep, where the bracket type is fixed by
-    the depth (a_n outermost). Symbols: a_1..a_n are ids 0..n-1, b_1..b_n are ids n..2n-1.
-    Automaton: the state is the depth d (0..n) plus a dead state n+1; at depth d only a_{n-d} opens and
-    b_{n-d+1} closes."""
+    """D_n of Bhattamishra et al. 2020 over the two symbols a = 0, b = 1 (as in the RegularGPT authors' task code):
+    D_0 = empty, D_n = (a D_{n-1} b)*, i.e. balanced brackets of one kind nested at most n deep, so recognising it
+    means counting the depth up to n. The automaton's state is the depth 0..n, plus a dead state n+1. Every string
+    of odd length is a non-member; those lengths have no members and are skipped like every one-class length."""
+    symbols = '01'
 
     def __init__(self, n):
         self.name, self.n = f'D_{n}', n
-        self.symbols = [f'a{i}' for i in range(1, n + 1)] + [f'b{i}' for i in range(1, n + 1)]
         dead = n + 1
-        delta = [[dead] * (2 * n) for _ in range(n + 2)]
-        for d in range(n + 1):
-            if d < n:
-                delta[d][n - d - 1] = d + 1          # a_{n-d}
-            if d > 0:
-                delta[d][n + (n - d)] = d - 1        # b_{n-d+1}
+        delta = [[d + 1 if d < n else dead, d - 1 if d > 0 else dead] for d in range(n + 1)] + [[dead, dead]]
         self.dfa = DFA(delta, [d == 0 for d in range(n + 2)])
 
 
@@ -282,8 +277,8 @@ def get_task(name):
 
 
 def encode(task, text):
-    """A string of the task's symbols -> ids [1, L] (D_n strings as space-separated 'a2 a1 b1 b2')."""
-    parts = text.split() if task.family == 'bhattamishra' and task.name.startswith('D_') else list(text)
+    """A string of the task's symbols -> ids [1, L]."""
+    parts = list(text)
     bad = [p for p in parts if p not in task.symbols]
     if bad:
         raise ValueError(f"symbol {bad[0]!r} is not in task {task.name}'s alphabet {list(task.symbols)}")

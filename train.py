@@ -30,7 +30,7 @@ from model import GPTConfig, POSITIONAL_ENCODINGS, make_model
 DEFAULTS = dict(
     # I/O
     out_dir='out',
-    init_from='scratch',  # 'scratch' or 'resume' (from out_dir/ckpt.pt)
+    init_from='scratch',  # 'scratch', 'resume' (from out_dir/ckpt.pt), or 'auto' (resume if that file exists)
     eval_interval=250,  # estimate losses, write the logs and the checkpoint every this many iterations
     eval_iters=50,  # batches per split in each loss estimate
     log_interval=10,  # log the training loss of every this many iterations
@@ -220,7 +220,7 @@ def precision(device_type, dtype):
 
 
 def check_choices(cfg):
-    for key, allowed in [('init_from', ('scratch', 'resume')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
+    for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo')), ('pe', tuple(POSITIONAL_ENCODINGS))]:
         if key in cfg and cfg[key] not in allowed:
             raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(map(str, allowed))}")
@@ -296,6 +296,8 @@ def _train(cfg, device, ddp, rank, world):
     torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
     data_gen = torch.Generator().manual_seed(cfg['seed'])  # the same on every process: see sample_offsets
     model_fields = [f.name for f in dataclasses.fields(GPTConfig)]
+    if cfg['init_from'] == 'auto':
+        cfg['init_from'] = 'resume' if os.path.exists(ckpt_path) else 'scratch'
     if cfg['init_from'] == 'scratch':
         model_args = {k: cfg[k] for k in model_fields}
         model = make_model(GPTConfig(**model_args))

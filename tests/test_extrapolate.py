@@ -189,8 +189,8 @@ def test_effective_length_counts_on_hand_set_alibi():
 def test_effective_length_on_hand_set_kerple_log():
     model = tiny('kerple_log')
     with torch.no_grad():  # -r1 log(1 + r2 d) < -2  <=>  d > (e^(2/r1) - 1) / r2
-        model.pe.r1[1] = torch.tensor([1.0, 0.5, 2.0, 0.1])
-        model.pe.r2[1] = torch.tensor([1.0, 2.0, 0.5, 1.0])
+        model.pe.r1[0] = torch.tensor([1.0, 0.5, 2.0, 0.1])  # the set shared by every layer
+        model.pe.r2[0] = torch.tensor([1.0, 2.0, 0.5, 1.0])
     effs = ex.effective_lengths(ex.kernel_tables(model, 1000)[1][0])
     want = [math.floor((math.exp(2 / r1) - 1) / r2) + 1 for r1, r2 in [(1, 1), (0.5, 2), (2, 0.5)]]
     assert effs[:3].tolist() == want == [7, 27, 4] and np.isinf(effs[3])

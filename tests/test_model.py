@@ -170,7 +170,7 @@ def test_sandwich_smoothed_is_the_log_fit_of_sandwich():
 def set_kernel(pe, **values):
     with torch.no_grad():
         for name, v in values.items():
-            getattr(pe, name)[1] = torch.tensor(v)
+            getattr(pe, name)[-1] = torch.tensor(v)  # the shared set, or layer 1's with kernel_per_layer
     return pe
 
 
@@ -196,6 +196,38 @@ def test_kerple_biases_against_formulas():
     pe = set_kernel(tiny('gauss_wht2').pe, r1=r3, r2=r4)
     assert torch.allclose(pe.weight(1, d), torch.exp(-R[2] * d ** R[3]))
     assert pe.bias(1, d) is None and tiny('kerple_log').pe.weight(1, d) is None
+
+
+@pytest.mark.parametrize('pe, per_head', [('kerple_power', 2), ('kerple_log', 2), ('kerple_3log', 3),
+                                          ('kerple_biaswht', 4), ('gauss_bias2', 2), ('gauss_bias3', 3),
+                                          ('gauss_wht1', 1), ('gauss_wht2', 2)])
+def test_kernel_parameters_are_shared_across_layers(pe, per_head):
+    """Thesis Fig. 3.1: one set per head for all layers (a 4-layer, 4-head kerple_log has 8 parameters)."""
+    shared = tiny(pe, n_layer=4).pe
+    assert sum(p.numel() for p in shared.parameters()) == 4 * per_head
+    d = torch.arange(50).float()
+    tables = [shared.bias(layer, d) if shared.bias(layer, d) is not None else shared.weight(layer, d) for layer in range(4)]
+    assert all(torch.equal(tables[0], t) for t in tables[1:])
+    per_layer = tiny(pe, n_layer=4, kernel_per_layer=True).pe
+    assert sum(p.numel() for p in per_layer.parameters()) == 4 * 4 * per_head
+
+
+def test_kernel_initialisation_follows_the_authors_code():
+    """KERPLE's code: log kernel r1 ~ U(0, 2), r2 ~ U(0, 1); power kernel r1 ~ U(0, 1), r2 ~ U(0, 2)."""
+    torch.manual_seed(0)
+    big = dict(n_head=512, n_embd=1024)
+    log, power = tiny('kerple_log', **big).pe, tiny('kerple_power', **big).pe
+    for p, hi in ((log.r1, 2), (log.r2, 1), (power.r1, 1), (power.r2, 2)):
+        assert p.min() >= 0 and p.max() <= hi and abs(p.mean().item() - hi / 2) < 0.1 * hi
+
+
+def test_t5_bias_is_scaled_by_sqrt_head_dim_from_a_nonzero_start():
+    """GPT-NeoX (the thesis' code) adds the table after 1/sqrt(D) but multiplies it by sqrt(D) first."""
+    torch.manual_seed(0)
+    pe = GPT(GPTConfig(pe='t5', n_head=4, n_embd=64)).pe
+    assert pe.table.std() > 0.1  # Xavier normal on a [32, 4] table: std sqrt(2/36) = 0.24
+    d = torch.tensor([0., 5., 100.])
+    assert torch.allclose(pe.bias(0, d), pe.table[:, [0, 5, 30]] * 4.0)  # sqrt(64 / 4) = 4
 
 
 def test_kernel_parameters_stay_in_their_valid_range():

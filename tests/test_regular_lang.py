@@ -30,25 +30,24 @@ T = R.TASKS
     ('tomita_4', '1000', 0), ('tomita_4', '1001', 1), ('tomita_4', '00100', 1),
     ('tomita_5', '0011', 1), ('tomita_5', '001', 0), ('tomita_5', '0101', 1), ('tomita_5', '0111', 0),
     ('tomita_6', '011', 0), ('tomita_6', '001101', 1), ('tomita_6', '000', 1), ('tomita_6', '0001', 0),
-    ('D_2', 'a2 b2', 1), ('D_2', 'a2 a1 b1 b2', 1), ('D_2', 'a2 a1 b1 a1 b1 b2 a2 b2', 1),
-    ('D_2', 'a1 b1', 0), ('D_2', 'a2 a2 b2 b2', 0), ('D_2', 'a2 a1 b1', 0), ('D_2', 'b2 a2', 0),
-    ('D_2', 'a2 b1', 0), ('D_2', 'a2 a1 a1 b1 b1 b2', 0),
-    ('D_3', 'a3 a2 a1 b1 b2 b3', 1), ('D_3', 'a3 a2 b2 a2 a1 b1 b2 b3', 1), ('D_3', 'a2 b2', 0),
+    ('D_2', '0011', 1), ('D_2', '0101', 1), ('D_2', '001011', 1), ('D_2', '01', 1), ('D_2', '010011', 1),
+    ('D_2', '000111', 0), ('D_2', '10', 0), ('D_2', '0110', 0), ('D_2', '001', 0), ('D_2', '0', 0),
+    ('D_3', '000111', 1), ('D_3', '00101101', 1), ('D_3', '00001111', 0), ('D_3', '0111', 0),
 ])
 def test_labels_against_hand_examples(task, text, y):
     assert R.label(T[task], text) == y
 
 
-def in_dyck(seq, n):
-    """Reference parser of D_n = (a_n D_{n-1} b_n)*, with D_0 the empty string: seq of (kind, level)."""
-    def block(i, n):  # parse (a_n D_{n-1} b_n)* from i; return the end index or None
-        while i < len(seq) and seq[i] == ('a', n):
+def in_dyck(s, n):
+    """Reference parser of D_n = (a D_{n-1} b)*, D_0 the empty string, over a = '0', b = '1'."""
+    def block(i, n):  # parse (a D_{n-1} b)* from i; return the end index or None
+        while i < len(s) and s[i] == '0':
             j = block(i + 1, n - 1) if n > 1 else i + 1
-            if j is None or j >= len(seq) or seq[j] != ('b', n):
+            if j is None or j >= len(s) or s[j] != '1':
                 return None
             i = j + 1
         return i
-    return block(0, n) == len(seq)
+    return block(0, n) == len(s)
 
 
 def runs_ok(s):
@@ -73,15 +72,17 @@ def test_tomita_automata_equal_their_definitions(name):
         assert T[name].dfa.count(L)[0] == sum(want)
 
 
-@pytest.mark.parametrize('name,max_len', [('D_2', 8), ('D_3', 6)])
+@pytest.mark.parametrize('name,max_len', [('D_2', 12), ('D_3', 12), ('D_4', 12), ('D_12', 14)])
 def test_dyck_automata_equal_the_recursive_definition(name, max_len):
     task = T[name]
-    n = task.n
+    assert len(task.symbols) == 2  # one kind of bracket: the depth must be counted, no symbol gives it away
     for L in range(1, max_len + 1):
-        x = np.array(list(itertools.product(range(2 * n), repeat=L)))
-        want = [in_dyck([('a', s + 1) if s < n else ('b', s - n + 1) for s in r], n) for r in x]
+        x = np.array(list(itertools.product([0, 1], repeat=L)))
+        want = [in_dyck(''.join(map(str, r)), task.n) for r in x]
         assert task.labels(x).tolist() == [int(w) for w in want], L
         assert task.dfa.count(L)[0] == sum(want)
+        if L % 2:
+            assert not any(want)  # odd lengths hold no member
 
 
 @pytest.mark.parametrize('name', ['D_2', 'D_3', 'D_4', 'D_12', 'tomita_3', 'tomita_4', 'tomita_5', 'tomita_6'])
@@ -96,8 +97,8 @@ def test_recognition_samples_are_half_members_as_claimed(name):
 
 
 def test_member_sampler_is_uniform():
-    # D_2 has 2 members of length 4 and 4 of length 6 (blocks a2 (a1 b1)^j b2 of sizes 3, 2+1, 1+2, 1+1+1);
-    # each should be equally likely
+    # D_2 has 2 members of length 4 (0011, 0101) and 4 of length 6 (010101, 001101, 010011, 001011; 000111 is
+    # three deep); each should be equally likely
     for L, k in ((4, 2), (6, 4)):
         x = T['D_2'].dfa.sample_members(np.random.default_rng(0), L, 5000)
         _, counts = np.unique(x, axis=0, return_counts=True)

@@ -1,0 +1,90 @@
+"""
+Run a grid of experiments, one torch thread per run and `jobs` runs at a time, as the seeded tables need.
+
+  python sweep.py configs/sweep_lm_tiny.py                 # the language-model table (README)
+  python sweep.py configs/sweep_lm_tiny.py --jobs=1 --dry_run=True
+
+Every point of `grid` (all combinations of its values) becomes one command:
+  python <script> <args...> --key=value ...   (plus `--out_dir=<out_dir>` when out_dir is set)
+with `{key}` in out_dir and log replaced by the point's values. A run that finished (its log has a `.done` file
+beside it) is skipped, so an interrupted sweep continues where it stopped; train.py runs get --init_from=auto
+and resume from their last checkpoint. Progress goes to the terminal, each run's output to its log.
+"""
+import itertools
+import os
+import subprocess
+import sys
+import time
+
+from config import ConfigError, parse_config
+
+DEFAULTS = dict(
+    script='train.py',          # the script each run executes
+    args=[],                    # arguments common to every run: config files and --key=value
+    grid={},                    # key -> list of values; every combination is one run
+    out_dir='',                 # e.g. 'out/lm/{pe}-s{seed}' ('' passes no --out_dir)
+    log='',                     # each run's log file; '' means <out_dir>/run.log
+    jobs=2,                     # runs at a time (2 on a 2-core machine)
+    dry_run=False,              # print the commands only
+)
+
+
+def points(grid):
+    keys = list(grid)
+    return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def command(cfg, point):
+    argv = [sys.executable, cfg['script']] + list(cfg['args']) + [f'--{k}={v}' for k, v in point.items()]
+    out = cfg['out_dir'].format(**point)
+    if out:
+        argv.append(f'--out_dir={out}')
+    if os.path.basename(cfg['script']) == 'train.py':
+        argv.append('--init_from=auto')  # resume a run that was stopped
+    log = cfg['log'].format(**point) if cfg['log'] else os.path.join(out or '.', 'run.log')
+    return argv, log
+
+
+def main(cfg):
+    if not cfg['grid'] or not all(isinstance(v, (list, tuple)) and v for v in cfg['grid'].values()):
+        raise ConfigError(f"grid={cfg['grid']!r} must map each key to a non-empty list of values")
+    if cfg['jobs'] < 1:
+        raise ConfigError(f"jobs={cfg['jobs']} must be >= 1")
+    runs = [command(cfg, p) for p in points(cfg['grid'])]
+    logs = [log for _, log in runs]
+    if len(set(logs)) < len(logs):
+        raise ConfigError("two runs would share a log file: put every grid key into out_dir or log")
+    todo = [(argv, log) for argv, log in runs if not os.path.exists(log + '.done')]
+    print(f"{len(runs)} runs, {len(runs) - len(todo)} finished already, {len(todo)} to go, {cfg['jobs']} at a time")
+    if cfg['dry_run']:
+        for argv, log in todo:
+            print(' '.join(argv[1:]), '>', log)
+        return todo
+    env = dict(os.environ, OMP_NUM_THREADS='1', MKL_NUM_THREADS='1')  # two runs share 2 cores without stalling
+    running, failed, t0 = {}, [], time.time()
+    while todo or running:
+        while todo and len(running) < cfg['jobs']:
+            argv, log = todo.pop(0)
+            os.makedirs(os.path.dirname(log) or '.', exist_ok=True)
+            with open(log, 'a') as f:
+                running[subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=env)] = (argv, log)
+            print(f"[{time.time() - t0:7.0f}s] start {' '.join(argv[2:])}", flush=True)
+        time.sleep(1)
+        for proc in [p for p in running if p.poll() is not None]:
+            argv, log = running.pop(proc)
+            if proc.returncode == 0:
+                open(log + '.done', 'w').close()
+                print(f"[{time.time() - t0:7.0f}s] done  {log}", flush=True)
+            else:
+                failed.append(log)
+                print(f"[{time.time() - t0:7.0f}s] FAILED (exit {proc.returncode}): see {log}", flush=True)
+    if failed:
+        raise ConfigError(f"{len(failed)} run(s) failed: {', '.join(failed)}")
+    return runs
+
+
+if __name__ == '__main__':
+    try:
+        main(parse_config(DEFAULTS, sys.argv[1:]))
+    except ConfigError as e:
+        sys.exit(f'error: {e}')
