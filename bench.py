@@ -1,134 +1,173 @@
 """
-Benchmarks.
-mode='train': training throughput (forward + backward + optimizer step) and peak memory of each positional
-encoding, for the model and batch of any training config, on random tokens.
-mode='attention': one ALiBi-biased causal attention layer computed by each candidate implementation (explicit
-matmul-softmax, SDPA with a full float mask, FlexAttention eager and compiled, model.py's query-blocked SDPA)
-at growing lengths: the measurement behind model.py's choice of attention path.
+Benchmarks, one mode per question. Encodings are interleaved in one process (round-robin, medians over
+rounds), so that the ratios against pe='none' hold on a shared machine. Training configs work as they are.
 
-  python bench.py configs/tiny.py
-  python bench.py configs/thesis_162m.py --pes=none,alibi,rope --bench_steps=20
-  python bench.py configs/tiny.py --mode=attention --attn_lengths=256,1024,4096
-Each measurement runs in a fresh process, so that peak memory is its own and one run cannot warm another's caches.
+  python bench.py configs/tiny.py --mode=train                         # training step per encoding vs none
+  python bench.py configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
+  python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one ALiBi layer, each implementation
+  python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
 """
 import concurrent.futures
+import ctypes
 import dataclasses
 import functools
-import json
-import math
 import multiprocessing
-import os
 import resource
-import sys
+import statistics
 import time
 
 import torch
 import torch.nn.functional as F
 
-import train
-from config import ConfigError, parse_config
-from model import (ALiBi, AttnOptions, CausalSelfAttention, GPT, GPTConfig, POSITIONAL_ENCODINGS, make_model,
-                   alibi_slopes)
+from common import Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision
+from config import ConfigError, run
+from model import (ALiBi, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, alibi_slopes,
+                   attention_fast, attention_reference, make_model, n_levels)
 
 DEFAULTS = dict(
-    train.DEFAULTS,  # so every training config file works here as it is
-    mode='train',
-    pes='none,alibi,kerple_log,sandwich,t5,rope',  # comma-separated; 'none' is added when missing (the baseline)
-    bench_steps=10,  # timed optimizer steps per encoding
-    bench_warmup=3,  # untimed steps first (allocator warmup, torch.compile)
-    attn_lengths='256,1024,4096',  # mode='attention': sequence lengths
-    attn_impls='plain,sdpa_mask,flex_eager,flex_compiled,blocked',
+    mode='train',               # train | eval | attention | regular
+    pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing)
+    rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
+    warmup=2,
+    lengths=[256, 1024, 4096],  # eval / attention / regular: sequence lengths
+    attn_impls=['plain', 'sdpa_mask', 'flex_eager', 'flex_compiled', 'fast'],  # attention: implementations
+    regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
+    regular_chunk=2,            # regular: C
+    # the model and batch (a training config sets these; its other keys are ignored here)
+    batch_size=16,
+    gradient_accumulation_steps=1,
+    learning_rate=6e-4,
+    weight_decay=0.1,
+    beta1=0.9,
+    beta2=0.95,
+    grad_clip=1.0,
+    dataset='pycode',           # its meta.json gives vocab_size when the data is prepared
+    data_dir='',
+    device='auto',
+    dtype='auto',
+    compile=False,
+    seed=1337,
+    threads=0,                  # torch CPU threads (0: torch's default)
 )
-ATTN_IMPLS = ('plain', 'sdpa_mask', 'flex_eager', 'flex_compiled', 'blocked')
+for _f in dataclasses.fields(GPTConfig):
+    DEFAULTS.setdefault(_f.name, _f.default)
+DEFAULTS['vocab_size'] = None   # None: the dataset's vocabulary when it is prepared, else GPTConfig's
 
 
-def rss_high_water_mb():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports kilobytes
+def return_freed_memory():
+    """glibc keeps freed blocks for reuse, so a measurement's peak RSS would hide under the previous one's; with a
+    fixed mmap threshold every allocation of 128 KiB or more is mapped on its own and unmapped when freed."""
+    try:
+        ctypes.CDLL('libc.so.6').mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        pass
 
 
-def bench_train_one(cfg, pe):
-    """One encoding, in its own process: timings of bench_steps steps after bench_warmup, and peak memory."""
-    device = train.pick_device(cfg['device'])
-    device_type = 'cuda' if device.startswith('cuda') else 'cpu'
-    dtype, ctx = train.precision(device_type, cfg['dtype'])
-    scaler = torch.amp.GradScaler(device_type, enabled=dtype == 'float16')
-    # one step of a very small model first, so one-time library initialisation is not counted as the encoding's
-    tiny = GPT(GPTConfig(vocab_size=cfg['vocab_size'], block_size=8, n_layer=1, n_head=1, n_embd=8, pe=pe))
-    tiny_opt = tiny.configure_optimizers(0.1, 1e-3, (0.9, 0.95), device_type)  # the first one imports a lot
-    tiny(torch.zeros(1, 8, dtype=torch.long), torch.zeros(1, 8, dtype=torch.long))[1].backward()
-    torch.nn.utils.clip_grad_norm_(tiny.parameters(), 1.0)
-    tiny_opt.step()
-    del tiny, tiny_opt
-    rss_before = rss_high_water_mb()
-    if device_type == 'cuda':
-        torch.cuda.reset_peak_memory_stats(device)
-    torch.manual_seed(cfg['seed'])
+def model_config(cfg, **kw):
     fields = {f.name for f in dataclasses.fields(GPTConfig)}
-    model = make_model(GPTConfig(**dict({k: v for k, v in cfg.items() if k in fields}, pe=pe))).to(device)
-    optimizer = model.configure_optimizers(cfg['weight_decay'], cfg['learning_rate'],
-                                           (cfg['beta1'], cfg['beta2']), device_type)
-    step_model = torch.compile(model) if cfg['compile'] else model
-    B, T, n_micro = cfg['batch_size'], cfg['block_size'], cfg['gradient_accumulation_steps']
-    g = torch.Generator().manual_seed(cfg['seed'])
-    batches = [(torch.randint(cfg['vocab_size'], (B, T), generator=g).to(device),
-                torch.randint(cfg['vocab_size'], (B, T), generator=g).to(device)) for _ in range(n_micro)]
-    for step in range(cfg['bench_warmup'] + cfg['bench_steps']):
-        if step == cfg['bench_warmup']:
-            if device_type == 'cuda':
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
-        train.forward_backward(step_model, batches, ctx, scaler)
-        train.optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
-    if device_type == 'cuda':
-        torch.cuda.synchronize()
-    dt = (time.perf_counter() - t0) / cfg['bench_steps']
-    result = dict(pe=pe, params=model.get_num_params(), ms=1000 * dt, tok_s=B * T * n_micro / dt)
-    if device_type == 'cuda':
-        result['mem_mb'] = torch.cuda.max_memory_allocated(device) / 2**20
-        result['mfu'] = model.estimate_mfu(B * n_micro, dt)
-    else:
-        result['mem_mb'] = rss_high_water_mb() - rss_before
-        result['base_mb'] = rss_before
-    return result
+    args = {k: v for k, v in cfg.items() if k in fields and v is not None}
+    return GPTConfig(**dict(args, **kw))
 
 
-def bench_train(cfg):
-    pes = [p.strip() for p in cfg['pes'].split(',') if p.strip()]
+def encodings(cfg):
+    pes = list(cfg['pes'])
     bad = [p for p in pes if p not in POSITIONAL_ENCODINGS]
     if bad:
         raise ConfigError(f"pes: unknown encoding(s) {', '.join(bad)}; known: {', '.join(POSITIONAL_ENCODINGS)}")
-    if 'none' not in pes:
-        pes.insert(0, 'none')
-    if cfg['bench_steps'] < 1 or cfg['bench_warmup'] < 0:
-        raise ConfigError(f"bench_steps={cfg['bench_steps']} must be >= 1 and bench_warmup={cfg['bench_warmup']} >= 0")
-    if cfg['vocab_size'] is None:  # the dataset's vocabulary when it is prepared, else GPTConfig's
-        meta = os.path.join(cfg['data_dir'] or os.path.join('data', cfg['dataset']), 'meta.json')
-        cfg['vocab_size'] = json.load(open(meta))['vocab_size'] if os.path.exists(meta) else GPTConfig.vocab_size
-    if cfg['bipe_sep_ids'] is None:
-        cfg['bipe_sep_ids'] = GPTConfig.bipe_sep_ids
-    device = train.pick_device(cfg['device'])
-    results = []
-    for pe in pes:
-        with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn')) as pool:
-            results.append(pool.submit(bench_train_one, cfg, pe).result())
-        print(f"{pe}: {results[-1]['tok_s']:,.0f} tokens/s", flush=True)
-    base = next(r for r in results if r['pe'] == 'none')['tok_s']
-    cuda = device.startswith('cuda')
-    print(f"\ntraining step (forward + backward + AdamW) on {device}, dtype {train.precision('cuda' if cuda else 'cpu', cfg['dtype'])[0]}, "
-          f"{cfg['n_layer']} layers x {cfg['n_embd']} dims, batch {cfg['batch_size']} x {cfg['gradient_accumulation_steps']} "
-          f"micro-batches x {cfg['block_size']} tokens, compile={cfg['compile']}; mean of {cfg['bench_steps']} steps "
-          f"after {cfg['bench_warmup']} warmup steps\n")
-    mem = 'peak MiB (max_memory_allocated)' if cuda else 'peak RSS increase MiB'
-    print(f"| pe | params | ms/step | tokens/s | vs none | {mem} |" + (' MFU |' if cuda else ''))
-    print('|---|---:|---:|---:|---:|---:|' + ('---:|' if cuda else ''))
-    for r in results:
-        print(f"| {r['pe']} | {r['params'] / 1e6:.2f}M | {r['ms']:.1f} | {r['tok_s']:,.0f} | {r['tok_s'] / base:.2f} "
-              f"| {r['mem_mb']:.0f} |" + (f" {100 * r['mfu']:.1f}% |" if cuda else ''))
-    if not cuda:
-        print(f"\nCPU memory: each encoding ran in a fresh process; the column is its peak resident set size "
-              f"(getrusage ru_maxrss) minus the peak before the model was built (after a warm-up step of a very small model: ~{results[0]['base_mb']:.0f} MiB of "
-              f"Python + torch), so it covers weights, AdamW state, activations and allocator slack.")
-    return results
+    return pes if 'none' in pes else ['none'] + pes
+
+
+def interleaved(names, rounds, warmup, step):
+    """Call step(name) for every name in turn, warmup + rounds times (the order rotates each round); -> the
+    timed results per name, and per name the per-round time ratios against names[0]."""
+    res = {n: [] for n in names}
+    for r in range(warmup + rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        got = {n: step(n) for n in order}
+        if r >= warmup:
+            for n in names:
+                res[n].append(got[n])
+    ratio = {n: statistics.median(a['s'] / b['s'] for a, b in zip(res[n], res[names[0]])) for n in names}
+    return res, ratio
+
+
+def timed(fn, device):
+    if device.startswith('cuda'):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    with Meter() as m:
+        fn()
+        if device.startswith('cuda'):
+            torch.cuda.synchronize()
+    mem = torch.cuda.max_memory_allocated() / 2**20 if device.startswith('cuda') else m.delta_mb
+    return dict(s=m.seconds, mb=mem)
+
+
+def bench_train(cfg, device):
+    """Training step (forward + backward + AdamW) per encoding on random tokens, interleaved."""
+    dtype, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
+    scaler = torch.amp.GradScaler(device.split(':')[0], enabled=dtype == 'float16')
+    B, T, n_micro = cfg['batch_size'], cfg['block_size'], cfg['gradient_accumulation_steps']
+    models = {}
+    for pe in encodings(cfg):
+        torch.manual_seed(cfg['seed'])
+        m = make_model(model_config(cfg, pe=pe)).to(device)
+        opt = m.configure_optimizers(cfg['weight_decay'], cfg['learning_rate'], (cfg['beta1'], cfg['beta2']),
+                                     device.split(':')[0])
+        models[pe] = (m, torch.compile(m) if cfg['compile'] else m, opt)
+    g = torch.Generator().manual_seed(cfg['seed'])
+    V = models['none'][0].config.vocab_size
+    batches = [(torch.randint(V, (B, T), generator=g).to(device), torch.randint(V, (B, T), generator=g).to(device))
+               for _ in range(n_micro)]
+
+    def step(pe):
+        m, run_model, opt = models[pe]
+        return timed(lambda: (forward_backward(run_model, batches, ctx, scaler),
+                              optimizer_step(m, opt, scaler, cfg['grad_clip'])), device)
+    res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
+    rows = []
+    for pe, (m, _, _) in models.items():
+        ms = 1000 * statistics.median(r['s'] for r in res[pe])
+        rows.append([pe, f'{m.get_num_params() / 1e6:.2f}M', f'{ms:.1f}', f'{B * T * n_micro / ms * 1000:,.0f}',
+                     f'{ratio[pe]:.2f}', f"{max(r['mb'] for r in res[pe]):.0f}"]
+                    + ([f"{100 * m.estimate_mfu(B * n_micro, ms / 1000):.1f}%"] if device.startswith('cuda') else []))
+    head = ['pe', 'params', 'ms/step', 'tokens/s', 'time vs none', 'peak MiB' + (' (allocated)' if device.startswith('cuda') else ' (RSS increase)')]
+    print(f"\ntraining step on {device} ({dtype}, {torch.get_num_threads()} threads), {cfg['n_layer']} layers x "
+          f"{cfg['n_embd']}, batch {B} x {n_micro} x {T} tokens, compile={cfg['compile']}; median of {cfg['rounds']} "
+          f"interleaved rounds after {cfg['warmup']}; 'time vs none' is the median per-round ratio\n")
+    print(md_table(head + (['MFU'] if device.startswith('cuda') else []), rows))
+    return rows
+
+
+@torch.no_grad()
+def bench_eval(cfg, device):
+    """No-grad forward of one length-T input (logits of the last position) per encoding, interleaved."""
+    _, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
+    models = {}
+    for pe in encodings(cfg):
+        torch.manual_seed(cfg['seed'])
+        models[pe] = make_model(model_config(cfg, pe=pe)).to(device).eval()
+    rows, out = [], {}
+    for T in cfg['lengths']:
+        x = torch.randint(models['none'].config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
+
+        def step(pe):
+            with ctx:
+                return timed(lambda: models[pe](x), device)
+        res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
+        for pe in models:
+            out[pe, T] = dict(s=statistics.median(r['s'] for r in res[pe]), mb=max(r['mb'] for r in res[pe]), ratio=ratio[pe])
+            print(f"T={T} {pe}: {out[pe, T]['s']:.3f} s ({ratio[pe]:.2f}x none), {out[pe, T]['mb']:.0f} MiB", flush=True)
+    Ts = cfg['lengths']
+    for pe in models:
+        row = [pe] + [f"{out[pe, T]['s']:.3f} s / {out[pe, T]['ratio']:.2f}x / {out[pe, T]['mb']:.0f} MiB" for T in Ts]
+        row += [f"{out[pe, b]['mb'] / max(out[pe, a]['mb'], 1e-9):.2f}" for a, b in zip(Ts, Ts[1:])]
+        rows.append(row)
+    print(f"\nno-grad forward, batch 1, on {device} ({torch.get_num_threads()} threads), {cfg['n_layer']} layers x "
+          f"{cfg['n_embd']}, {cfg['n_head']} heads, untrained; median of {cfg['rounds']} interleaved rounds; "
+          f"time / median per-round ratio to none / peak memory increase\n")
+    print(md_table(['pe'] + [f'T={T}' for T in Ts] + [f'memory {b}/{a}' for a, b in zip(Ts, Ts[1:])], rows))
+    return out
 
 
 def attention_impl(impl, q, k, v, compiled=None):
@@ -136,9 +175,6 @@ def attention_impl(impl, q, k, v, compiled=None):
     B, H, T, D = q.shape
     slopes = alibi_slopes(H).to(q.device)
     d = (torch.arange(T)[:, None] - torch.arange(T)[None]).to(q.device)
-    if impl == 'plain':  # explicit scores and a full [H, T, T] bias
-        att = q @ k.transpose(-2, -1) / math.sqrt(D) - slopes[:, None, None] * d
-        return att.masked_fill(d < 0, float('-inf')).softmax(-1) @ v
     if impl == 'sdpa_mask':  # one fused call with a full [H, T, T] float mask
         mask = (-slopes[:, None, None] * d).masked_fill(d < 0, float('-inf'))
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[None])
@@ -147,22 +183,21 @@ def attention_impl(impl, q, k, v, compiled=None):
         bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, T, T, device=q.device.type)
         return (compiled or flex_attention)(q, k, v, block_mask=bm,
                                             score_mod=lambda s, b, h, qi, ki: s - slopes[h] * (qi - ki))
-    # 'blocked': model.py's path, SDPA per query block with the bias gathered from a distance table
-    attn, pe = _attention_layer(H, D, q.device.type)
+    # 'plain' and 'fast': model.py's reference and fast path
+    pe = _alibi(H, D, q.device.type)
     i = torch.arange(T, device=q.device)
-    return attn.attend(q, k, v, pe, 0, i, i[None], i, i[None], None)
+    fn = attention_reference if impl == 'plain' else attention_fast
+    return fn(q, k, v, pe, AttnCall(0, i, i[None], i, i[None]), AttnOptions())
 
 
 @functools.lru_cache
-def _attention_layer(H, D, device):
-    # built once, so that the 'blocked' timing does not include initialising projection weights
-    cfg = GPTConfig(n_head=H, n_embd=H * D, pe='alibi')
-    return CausalSelfAttention(cfg, AttnOptions()).to(device), ALiBi(cfg).to(device)
+def _alibi(H, D, device):
+    return ALiBi(GPTConfig(n_head=H, n_embd=H * D, pe='alibi')).to(device)
 
 
 def bench_attention_one(cfg, impl, T, backward):
-    """Time (best of several calls, robust to other load on the machine) and peak memory of one impl at length T."""
-    device = train.pick_device(cfg['device'])
+    """Time (best of several calls) and peak memory of one implementation at length T, in a fresh process."""
+    device = pick_device(cfg['device'])
     H, D = cfg['n_head'], cfg['n_embd'] // cfg['n_head']
     compiled = None
     if impl == 'flex_compiled':
@@ -184,51 +219,80 @@ def bench_attention_one(cfg, impl, T, backward):
     except (NotImplementedError, RuntimeError) as e:
         return dict(impl=impl, T=T, backward=backward, error=str(e).splitlines()[0][:80])
     times = []
-    for _ in range(max(3, cfg['bench_steps'] // 2)):
+    for _ in range(max(3, cfg['rounds'] // 2)):
         t0 = time.perf_counter()
         step()
         times.append(time.perf_counter() - t0)
-    mem = torch.cuda.max_memory_allocated(device) / 2**20 if device.startswith('cuda') else rss_high_water_mb()
+    mem = torch.cuda.max_memory_allocated(device) / 2**20 if device.startswith('cuda') else \
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return dict(impl=impl, T=T, backward=backward, ms=1000 * min(times), first_s=first, mem_mb=mem)
 
 
-def bench_attention(cfg):
-    impls = [i.strip() for i in cfg['attn_impls'].split(',') if i.strip()]
-    bad = [i for i in impls if i not in ATTN_IMPLS]
+def bench_attention(cfg, device):
+    """One ALiBi attention layer by each candidate implementation, each in a fresh process (own peak memory)."""
+    bad = [i for i in cfg['attn_impls'] if i not in ('plain', 'sdpa_mask', 'flex_eager', 'flex_compiled', 'fast')]
     if bad:
-        raise ConfigError(f"attn_impls: unknown {', '.join(bad)}; known: {', '.join(ATTN_IMPLS)}")
-    lengths = [int(t) for t in str(cfg['attn_lengths']).split(',')]
-    device = train.pick_device(cfg['device'])
+        raise ConfigError(f"attn_impls: unknown {', '.join(bad)}; known: plain, sdpa_mask, flex_eager, flex_compiled, fast")
     rows = []
     for backward in (False, True):
-        for T in lengths:
-            for impl in impls:
+        for T in cfg['lengths']:
+            for impl in cfg['attn_impls']:
                 with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn')) as pool:
                     rows.append(pool.submit(bench_attention_one, cfg, impl, T, backward).result())
                 print(rows[-1], flush=True)
-    mem = 'peak MiB (max_memory_allocated)' if device.startswith('cuda') else 'peak RSS MiB (whole process)'
-    print(f"\none causal ALiBi attention layer on {device}, batch 1, {cfg['n_head']} heads x "
-          f"{cfg['n_embd'] // cfg['n_head']} dims; best of several calls; ratio = time / time of 'blocked'\n")
-    print(f"| pass | T | impl | ms | vs blocked | first call s | {mem} |\n|---|---:|---|---:|---:|---:|---:|")
+    table = []
     for r in rows:
-        base = next((b['ms'] for b in rows if b['impl'] == 'blocked' and b['T'] == r['T']
+        base = next((b['ms'] for b in rows if b['impl'] == 'fast' and b['T'] == r['T']
                      and b['backward'] == r['backward'] and 'ms' in b), float('nan'))
         kind = 'fwd+bwd' if r['backward'] else 'fwd'
-        if 'error' in r:
-            print(f"| {kind} | {r['T']} | {r['impl']} | n/a: {r['error']} | | | |")
-        else:
-            print(f"| {kind} | {r['T']} | {r['impl']} | {r['ms']:.1f} | {r['ms'] / base:.2f} | {r['first_s']:.1f} "
-                  f"| {r['mem_mb']:.0f} |")
+        table.append([kind, r['T'], r['impl']] + ([f"n/a: {r['error']}", '', '', ''] if 'error' in r else
+                     [f"{r['ms']:.1f}", f"{r['ms'] / base:.2f}", f"{r['first_s']:.1f}", f"{r['mem_mb']:.0f}"]))
+    print(f"\none causal ALiBi attention layer on {device}, batch 1, {cfg['n_head']} heads x "
+          f"{cfg['n_embd'] // cfg['n_head']} dims; best of several calls; ratio = time / time of 'fast'\n")
+    print(md_table(['pass', 'T', 'impl', 'ms', 'vs fast', 'first call s', 'peak MiB (process)'], table))
     return rows
 
 
-MODES = {'train': bench_train, 'attention': bench_attention}
+@torch.no_grad()
+def bench_regular(cfg, device):
+    """Forward time of one length-T string through RegularGPT per implementation, all in the same process."""
+    C = cfg['regular_chunk']
+    torch.manual_seed(0)
+    net = RegularGPT(model_config(cfg, vocab_size=16, pe='regular', chunk_size=C, thickness=1)).to(device).eval()
+    bad = [i for i in cfg['regular_impls'] if i not in ('plain', 'gather', 'reduce')]
+    if bad:
+        raise ConfigError(f"regular_impls: unknown {', '.join(bad)}; known: plain, gather, reduce")
+    out, rows = {}, []
+    for T in cfg['lengths']:
+        x = torch.randint(0, 16, (1, T)).to(device)
+        res, ratio = interleaved(list(cfg['regular_impls']), cfg['rounds'], cfg['warmup'],
+                                 lambda impl: timed(lambda: net(x, impl=impl), device))
+        out[T] = {i: statistics.median(r['s'] for r in res[i]) for i in res}
+        rows.append([T, n_levels(T, C)] + [f'{out[T][i]:.3f}' for i in res] + [f'{1 / ratio[i]:.1f}x' for i in res][1:]
+                    + [f"{1e6 * out[T]['gather'] / (T * C * n_levels(T, C)):.2f}" if 'gather' in out[T] else '-'])
+        print(f'T={T}: ' + ', '.join(f'{i} {out[T][i]:.3f}s' for i in res), flush=True)
+    impls = list(cfg['regular_impls'])
+    print(f"\nRegularGPT forward on {device} ({torch.get_num_threads()} threads), batch 1, n_embd={cfg['n_embd']}, "
+          f"{cfg['n_head']} heads, C={C}, K=1; median of {cfg['rounds']} interleaved rounds, seconds\n")
+    print(md_table(['T', 'layers'] + impls + [f'{impls[0]} / {i}' for i in impls[1:]] + ['gather us / (T*C*log_C T)'], rows))
+    return out
+
+
+MODES = {'train': bench_train, 'eval': bench_eval, 'attention': bench_attention, 'regular': bench_regular}
+
+
+def main(cfg):
+    if cfg['mode'] not in MODES:
+        raise ConfigError(f"mode={cfg['mode']!r} is not one of {', '.join(MODES)}")
+    if cfg['threads']:
+        torch.set_num_threads(cfg['threads'])
+    return_freed_memory()
+    if cfg['vocab_size'] is None:
+        cfg = dict(cfg, vocab_size=load_meta(data_folder(cfg['dataset'], cfg['data_dir'])).get('vocab_size', GPTConfig.vocab_size))
+    if cfg['rounds'] < 1 or cfg['warmup'] < 0:
+        raise ConfigError(f"rounds={cfg['rounds']} must be >= 1 and warmup={cfg['warmup']} >= 0")
+    return MODES[cfg['mode']](cfg, pick_device(cfg['device']))
+
 
 if __name__ == '__main__':
-    try:
-        cfg = parse_config(DEFAULTS, sys.argv[1:])
-        if cfg['mode'] not in MODES:
-            raise ConfigError(f"mode={cfg['mode']!r} is not one of {', '.join(MODES)}")
-        MODES[cfg['mode']](cfg)
-    except ConfigError as e:
-        sys.exit(f'error: {e}')
+    run(main, DEFAULTS, __doc__, other_file_keys=True)

@@ -1,35 +1,36 @@
 """
-The one configuration mechanism of every script (train.py, sample.py, bench.py, ...).
+The one configuration mechanism of every script (train.py, extrapolate.py, the analyses, data/prepare.py, ...).
 
-A script keeps its defaults in a plain dict. The command line then holds, in this order of precedence:
+A script keeps its defaults in a plain dict, one `key=value,  # comment` per line. The command line then holds:
   python train.py configs/tiny.py --pe=rope --max_iters=100
 - config files (plain Python, executed; their top-level assignments override the defaults),
 - then --key=value overrides (value read with ast.literal_eval, else taken as a string).
-Every key must already exist in the defaults and keep the default's type (an int is fine for a float;
-a default of None accepts anything), so a typo fails loudly instead of being silently ignored.
+Every key must already exist in the defaults and keep the default's type (an int is fine for a float; a default
+of None accepts anything), so a typo fails loudly instead of being silently ignored. A list default takes a
+comma-separated value: --lengths=1,2,4 or --ckpt=out/a,out/b. --help prints the keys, defaults and comments.
 """
 import ast
 import difflib
 import os
+import re
 import sys
 
 
 class ConfigError(ValueError):
-    pass
+    """A bad setting; scripts print it as one line."""
 
 
-def _checked(key, value, defaults, where):
-    if key not in defaults:
-        near = difflib.get_close_matches(key, defaults, n=1)
-        hint = f" (did you mean '{near[0]}'?)" if near else ''
-        raise ConfigError(f"unknown config key '{key}' in {where}{hint}; allowed keys: {', '.join(sorted(defaults))}")
-    default = defaults[key]
+def _typed(key, value, default, where):
     if default is None or value is None:
         return value
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if isinstance(default, (list, tuple)) and isinstance(value, (list, tuple)):
-        return type(default)(value)  # --bipe_sep_ids=[46,10] for a tuple default
+    if isinstance(default, (list, tuple)):
+        if not isinstance(value, (list, tuple)):
+            value = [value]  # --lengths=4 means [4]
+        if default:  # elements keep the type of the default's elements
+            value = [_typed(key, v, default[0], where) for v in value]
+        return type(default)(value)
     # bool is a subclass of int, but --max_iters=True is a mistake, not a number
     if isinstance(value, type(default)) and not (isinstance(value, bool) and not isinstance(default, bool)):
         return value
@@ -37,15 +38,62 @@ def _checked(key, value, defaults, where):
                       f"(like the default {default!r}), got {type(value).__name__} {value!r}")
 
 
-def parse_config(defaults: dict, argv: list) -> dict:
-    """Return a new dict: defaults, then config files from argv, then --key=value overrides from argv."""
+def _checked(key, value, defaults, where):
+    if key not in defaults:
+        near = difflib.get_close_matches(key, defaults, n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else ''
+        raise ConfigError(f"unknown config key '{key}' in {where}{hint}; allowed keys: {', '.join(sorted(defaults))}")
+    return _typed(key, value, defaults[key], where)
+
+
+def _parse_value(text, default):
+    try:
+        value = ast.literal_eval(text)
+        # a string key keeps the text as written (--out_dir=123 is '123'), unless it was quoted (--pe='rope')
+        return text if isinstance(default, str) and not isinstance(value, str) else value
+    except (ValueError, SyntaxError):
+        pass
+    if isinstance(default, (list, tuple)):  # --ckpt=out/a,out/b: each part a literal where it reads as one
+        parts = []
+        for part in text.split(','):
+            try:
+                parts.append(ast.literal_eval(part))
+            except (ValueError, SyntaxError):
+                parts.append(part)
+        return parts
+    return text  # --pe=alibi, --device=cuda:1
+
+
+def _comments():
+    """key -> the comment on its line in the defaults of the running script, or of common.py (shared keys)."""
+    notes = {}
+    for path in (sys.argv[0], os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')):
+        try:
+            with open(path) as f:
+                for m in re.finditer(r'^\s+(\w+)=.*?#\s*(.*)$', f.read(), re.M):
+                    notes.setdefault(m.group(1), m.group(2))  # the first one is the defaults' line
+        except OSError:
+            pass
+    return notes
+
+
+def usage(defaults, doc=''):
+    notes = _comments()
+    keys = '\n'.join(f'  --{k}={v!r}' + (f'  # {notes[k]}' if k in notes else '') for k, v in defaults.items())
+    return (doc.strip() + '\n\n' if doc else '') + \
+        f'usage: {os.path.basename(sys.argv[0])} [config_file.py ...] [--key=value ...]; keys and defaults:\n' + keys
+
+
+def parse_config(defaults: dict, argv: list, doc: str = '', other_file_keys=False) -> dict:
+    """Return a new dict: defaults, then config files from argv, then --key=value overrides from argv.
+    other_file_keys=True skips keys of config files that this script does not have (bench.py reads training
+    configs), while the command line stays strict."""
     cfg = dict(defaults)
     files = [a for a in argv if not a.startswith('-')]
     overrides = [a for a in argv if a.startswith('-')]
     for arg in overrides:
         if arg in ('-h', '--help'):
-            raise SystemExit(f'usage: {os.path.basename(sys.argv[0])} [config_file.py ...] [--key=value ...]; keys and defaults:\n'
-                             + '\n'.join(f'  {k} = {v!r}' for k, v in sorted(defaults.items())))
+            raise SystemExit(usage(defaults, doc))
         if not arg.startswith('--') or '=' not in arg:
             raise ConfigError(f"bad argument '{arg}': expected --key=value or a config file path")
     for path in files:
@@ -59,14 +107,20 @@ def parse_config(defaults: dict, argv: list) -> dict:
             # helpers such as `import math` or `_x = 2` in a config file are not settings
             if key.startswith('_') or callable(value) or type(value).__name__ == 'module':
                 continue
+            if other_file_keys and key not in defaults:
+                continue
             cfg[key] = _checked(key, value, defaults, f"config file '{path}'")
     for arg in overrides:
         key, text = arg[2:].split('=', 1)
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = text  # --pe=alibi, --device=cuda:1
-        if isinstance(defaults.get(key), str) and not isinstance(value, str):
-            value = text  # --out_dir=123 means the string '123'
-        cfg[key] = _checked(key, value, defaults, arg)
+        cfg[key] = _checked(key, _parse_value(text, defaults.get(key)), defaults, arg)
     return cfg
+
+
+def run(main, defaults, doc='', other_file_keys=False):
+    """The entry point of every script: parse sys.argv and call main(cfg). Bad input (a ConfigError, ValueError,
+    or a missing file) ends the script with one line on stderr that names the bad value; anything else is a bug
+    and keeps its traceback."""
+    try:
+        return main(parse_config(defaults, sys.argv[1:], doc, other_file_keys))
+    except (ValueError, FileNotFoundError, FloatingPointError) as e:
+        sys.exit(f'error: {e}')

@@ -6,16 +6,10 @@ cd "$(dirname "$0")"
 python -m pip install torch==2.13.0  # first: the CPU build; a plain torch requirement would pull CUDA
 python -m pip install -r requirements.txt
 if [ ! -f data/pycode/meta.json ]; then
-    python data/pycode/prepare.py
+    python -m data.prepare --corpus=pycode
 fi
 # the two runs go side by side, one thread each: on 2 cores that beats two threads per run one after the other
-mkdir -p out
-for pe in sinusoidal alibi; do
-    echo "training pe=$pe: log in out/tiny-$pe.log"
-    OMP_NUM_THREADS=1 python train.py configs/tiny.py --pe=$pe --out_dir=out/tiny-$pe > out/tiny-$pe.log 2>&1 &
-done
-for job in $(jobs -p); do
-    wait "$job" || { echo "a training run failed: see out/tiny-*.log"; exit 1; }
-done
-tail -n 1 out/tiny-sinusoidal.log out/tiny-alibi.log
-python extrapolate.py ppl --ckpt out/tiny-sinusoidal out/tiny-alibi --lengths 1,2,4,8 --protocol last_token --n 32 --last_k 64 --threads 1 --out_dir results/demo
+python sweep.py configs/sweep_demo.py
+tail -n 1 out/tiny-sinusoidal/run.log out/tiny-alibi/run.log
+python extrapolate.py --ckpt=out/tiny-sinusoidal,out/tiny-alibi --lengths=1,2,4,8 --protocol=last_token --n=32 \
+    --last_k=64 --threads=1 --out_dir=results/demo

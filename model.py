@@ -9,12 +9,14 @@ KERPLE = Chi et al. 2022; LM-Infinite = Han et al. 2023; BiPE = He et al. 2024.
 """
 import math
 from collections import namedtuple
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+import fastattn
 
 
 @dataclass
@@ -33,50 +35,108 @@ class GPTConfig:
     sandwich_dbar: int = 128    # d_bar of eq. 4.6
     kernel_per_layer: bool = False  # KERPLE-family parameters per layer; the thesis shares them across layers (Fig. 3.1)
     rope_base: float = 10000.0
+    rope_scaling: str = ''      # RoPE extension: '' (off) | 'pi' | 'ntk' | 'yarn' (factor rope_scale = s)
+    rope_scale: float = 1.0
+    rope_original_len: int = 0  # YaRN: the length the model was first trained on (0: block_size)
+    xpos_scale_base: float = 512.0  # B of xPos
+    fire_hidden: int = 32       # FIRE's MLP width
+    cope_max_pos: int = 64      # CoPE: positions are clamped below this
+    randomized_positions: int = 0  # L_max > 0: positions are a sorted random subset of [0, L_max) (Ruoss et al.)
+    ssmax: bool = False         # Scalable-Softmax: logits of q.k times s_h * log(keys seen), s_h learned per head
     bipe_sep_ids: tuple = (46, 10)  # tokens that end a BiPE segment: '.' and '\n' as bytes
     # RegularGPT (thesis ch. 6); used only by pe='regular'
     chunk_size: int = 2         # C
     thickness: int = 1          # K
     regular_impl: str = 'plain' # 'plain' | 'gather' | 'reduce'
 
+    def __post_init__(self):
+        """Refuse a setting that cannot build a model, with one line naming the value and what is allowed."""
+        if self.pe not in POSITIONAL_ENCODINGS:
+            raise ValueError(f"unknown pe={self.pe!r}; choose one of: {', '.join(POSITIONAL_ENCODINGS)}")
+        for name in ('vocab_size', 'block_size', 'n_layer', 'n_head', 'n_embd', 'sandwich_dbar', 'chunk_size', 'thickness'):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name}={getattr(self, name)!r} must be a positive integer")
+        if self.n_embd % self.n_head:
+            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout={self.dropout} must lie in [0, 1)")
+        if self.window < 0:
+            raise ValueError(f"window={self.window} must be >= 0 (0: no window)")
+        if self.regular_impl not in REGULAR_IMPLS:
+            raise ValueError(f"unknown regular_impl={self.regular_impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
+        if self.pe == 'regular' and self.chunk_size < 2:
+            raise ValueError(f"RegularGPT needs chunk_size >= 2, got chunk_size={self.chunk_size}")
+        if self.rope_scaling not in ROPE_SCALINGS or self.rope_scale < 1.0:
+            raise ValueError(f"rope_scaling={self.rope_scaling!r}, rope_scale={self.rope_scale}: allowed "
+                             f"{', '.join(map(repr, ROPE_SCALINGS))} with rope_scale >= 1")
+        if 0 < self.randomized_positions < self.block_size:
+            raise ValueError(f"randomized_positions={self.randomized_positions} must be 0 (off) or >= block_size="
+                             f"{self.block_size}: it is the range L_max the positions are drawn from")
+
 
 # --------------------------------------------------------------------------------------------
 # Positional encodings. Each one is a small module behind one interface; the model calls
 #   positions(idx, start, state) -> (Positions, state)   which position every token has
-#   embed(pos)        -> [b,T,C] or None   absolute part, added to the token embeddings
-#   rotate(x, rel)    -> x                 rotary part, applied to queries and keys
-#   bias(layer, d)    -> [H, n] or None    additive logit bias for distances d = m - n (float [n])
-#   weight(layer, d)  -> [H, n] or None    multiplicative factor on q.k for distances d
-# Relative parts are functions of the distance only, so they are shift invariant by construction
-# and cost O(H * T) to evaluate; attention gathers them into [H, Tq, Tk] one query block at a time.
+#   embed(pos)          -> [b,T,C] or None   absolute part, added to the token embeddings
+#   rotate(x, rel, key) -> x                 rotary part, applied to queries (key=False) and keys (key=True)
+#   bias(layer, d, m)   -> [H, n] or None    additive logit bias for distances d = m - n (float [n]); an encoding
+#                                            of kind 'query' also depends on the query positions m ([H, *d.shape])
+#   weight(layer, d)    -> [H, n] or None    multiplicative factor on q.k for distances d
+#   potential(layer, rel, x, last) -> [b,H,T] or None   a bias pot[n] - pot[m]: ALiBi's slope * position (the
+#                                            fast path folds it into q.k), FoX's running sum of log forget gates
+#                                            (from the layer input x; `last`: the cached keys' last value)
+#   content(layer, q, logits) -> [B,H,tq,tk] or None   a logit term computed from q and the logits (CoPE)
+# and `kinds` says which parts an encoding has, so scripts need not list encodings by name: 'absolute', 'rotary',
+# 'bias', 'weight', 'mask' (a bias with -inf entries), 'query' (a bias that depends on m, not only on m - n),
+# 'potential' (a content-dependent potential) and 'content'.
+# Relative parts are functions of the distance only unless their kind says otherwise, so they are shift invariant
+# by construction and cost O(H * T) to evaluate; attention turns them into [H, Tq, Tk] one block at a time.
 # --------------------------------------------------------------------------------------------
 
 # idx: token index of each position [T]; rel: position seen by relative parts [b,T];
-# abs: position seen by absolute parts [b,T]. They coincide except for BiPE.
+# abs: position seen by absolute parts [b,T]. They coincide except for BiPE and randomized positions.
 Positions = namedtuple('Positions', 'idx rel abs')
 
 
 class PositionalEncoding(nn.Module):
-    rotary = False
+    kinds = ()
 
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
 
     def positions(self, idx, start, state):
-        i = torch.arange(start, start + idx.size(1), device=idx.device)
+        B, T = idx.shape
+        i = torch.arange(start, start + T, device=idx.device)
+        L = self.cfg.randomized_positions
+        if L and state is None and start == 0:
+            if T > L:
+                raise ValueError(f"an input of {T} tokens does not fit randomized_positions={L}: positions are drawn "
+                                 f"from [0, {L}); train with a larger L_max to evaluate this long")
+            # Ruoss et al. 2023: the positions of a length-T input are a sorted random subset of [0, L_max), fresh
+            # per sequence in training; in evaluation one draw per length (so results repeat). A KV cache, whose
+            # later tokens must continue the positions, gets 0..T-1.
+            g = None if self.training else torch.Generator(device=idx.device).manual_seed(T)
+            r = torch.rand(B if self.training else 1, L, generator=g, device=idx.device).argsort(-1)[:, :T].sort(-1).values
+            return Positions(i, r, r), None
         return Positions(i, i[None], i[None]), None
 
     def embed(self, pos):
         return None
 
-    def rotate(self, x, rel):
+    def rotate(self, x, rel, key=False):
         return x
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return None
 
     def weight(self, layer, d):
+        return None
+
+    def potential(self, layer, rel, x=None, last=None):
+        return None
+
+    def content(self, layer, q, logits):
         return None
 
 
@@ -86,15 +146,16 @@ class NoPE(PositionalEncoding):
 
 class Learned(PositionalEncoding):
     """GPT-2's learned absolute embeddings: one vector per position up to block_size."""
+    kinds = ('absolute',)
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.wpe = nn.Embedding(cfg.block_size, cfg.n_embd)
+        self.wpe = nn.Embedding(max(cfg.block_size, cfg.randomized_positions), cfg.n_embd)
 
     def embed(self, pos):
         top = int(pos.abs.max())
-        if top >= self.cfg.block_size:
-            raise ValueError(f"pe='learned' has embeddings for positions 0..{self.cfg.block_size - 1} only, "
+        if top >= self.wpe.num_embeddings:
+            raise ValueError(f"pe='learned' has embeddings for positions 0..{self.wpe.num_embeddings - 1} only, "
                              f"got position {top}; use a relative encoding to go beyond the training length")
         return self.wpe(pos.abs)
 
@@ -107,24 +168,64 @@ def sinusoid(pos, dim, base=10000.0):
 
 
 class Sinusoidal(PositionalEncoding):
+    kinds = ('absolute',)
+
     def embed(self, pos):
         return sinusoid(pos.abs, self.cfg.n_embd)
 
 
+ROPE_SCALINGS = ('', 'pi', 'ntk', 'yarn')
+
+
 class RoPE(PositionalEncoding):
-    """Rotary embedding (Su et al.): q.k then depends on positions only through m - n."""
-    rotary = True
+    """Rotary embedding (Su et al.): q.k then depends on positions only through m - n. rope_scaling stretches it
+    to s = rope_scale times the training length: 'pi' rotates by m / s (Chen et al. 2023), 'ntk' raises the base to
+    base * s^(D/(D-2)), 'yarn' interpolates only the pairs of long wavelength and sharpens the logits (Peng et al.)."""
+    kinds = ('rotary',)
 
     def __init__(self, cfg):
         super().__init__(cfg)
         hd = cfg.n_embd // cfg.n_head
-        self.register_buffer('inv_freq', cfg.rope_base ** (-torch.arange(0, hd, 2).float() / hd), persistent=False)
+        if hd % 2:
+            raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={hd} must be even")
+        s, base, i = cfg.rope_scale, cfg.rope_base, torch.arange(0, hd, 2).float()
+        if cfg.rope_scaling == 'ntk':
+            base = base * s ** (hd / (hd - 2))
+        inv = base ** (-i / hd)
+        self.mscale = 1.0
+        if cfg.rope_scaling == 'pi':
+            inv = inv / s
+        elif cfg.rope_scaling == 'yarn':
+            # a pair that turns r = L / wavelength times over the original length L: interpolated when r < 1,
+            # kept when r > 32, linearly in between; q and k each times 0.1 ln s + 1 (YaRN eq. 17-20)
+            r = (cfg.rope_original_len or cfg.block_size) * inv / (2 * math.pi)
+            keep = ((r - 1.0) / (32.0 - 1.0)).clamp(0.0, 1.0)
+            inv = (1 - keep) * inv / s + keep * inv
+            self.mscale = 0.1 * math.log(s) + 1.0
+        self.register_buffer('inv_freq', inv, persistent=False)
 
-    def rotate(self, x, rel):
+    def rotate(self, x, rel, key=False):
         ang = rel[:, None, :, None].float() * self.inv_freq        # [b,1,T,D/2]
         cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
         x1, x2 = x.chunk(2, dim=-1)
-        return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+        x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+        return x * self.mscale if self.mscale != 1.0 else x
+
+
+class XPos(RoPE):
+    """xPos (Sun et al. 2022): RoPE whose pair i also decays, q_m scaled by zeta_i^(m/B) and k_n by zeta_i^(-n/B),
+    zeta_i = (2i/D + 0.4) / 1.4, so q.k gains zeta_i^((m-n)/B). Positions are not re-centred: in float32 that holds
+    to about 36k tokens with B = 512."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        hd = cfg.n_embd // cfg.n_head
+        self.register_buffer('zeta', (torch.arange(0, hd, 2).float() / hd + 0.4) / 1.4, persistent=False)
+
+    def rotate(self, x, rel, key=False):
+        power = rel[:, None, :, None].float() / self.cfg.xpos_scale_base
+        scale = self.zeta ** (-power if key else power)            # [b,1,T,D/2]
+        return super().rotate(x, rel) * torch.cat([scale, scale], -1).to(x.dtype)
 
 
 def alibi_slopes(n_head):
@@ -137,6 +238,8 @@ def alibi_slopes(n_head):
 
 
 class ALiBi(PositionalEncoding):
+    kinds = ('bias',)
+
     def __init__(self, cfg):
         super().__init__(cfg)
         if cfg.alibi_equal_h >= 0:      # thesis 4.4.2: the same h for every head
@@ -145,8 +248,11 @@ class ALiBi(PositionalEncoding):
             slopes = alibi_slopes(cfg.n_head) * 2.0 ** -cfg.alibi_shift
         self.register_buffer('slopes', slopes, persistent=False)
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return -self.slopes[:, None] * d    # eq. 4.3
+
+    def potential(self, layer, rel, x=None, last=None):
+        return self.slopes[None, :, None] * rel[:, None, :].float()  # -s (m - n) = s n - s m
 
 
 class T5Bias(PositionalEncoding):
@@ -154,6 +260,7 @@ class T5Bias(PositionalEncoding):
     (thesis 3.4): exact buckets for d < 16, then 16 + floor(log(d/16) / log(128/16) * 16), capped at 31.
     As in the thesis' GPT-NeoX code (and x-transformers), the table is added after the 1/sqrt(D) scaling but
     multiplied by sqrt(D) first, so it learns at the scale of unscaled logits, from a Xavier-normal start."""
+    kinds = ('bias',)
     n_buckets, max_distance = 32, 128
 
     def __init__(self, cfg):
@@ -168,7 +275,7 @@ class T5Bias(PositionalEncoding):
         far = exact + (torch.log(d.clamp(min=1) / exact) / math.log(cls.max_distance / exact) * exact).long()
         return torch.where(d < exact, d.long(), far.clamp(max=cls.n_buckets - 1))
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return self.table[:, self.bucket(d)] * self.scale
 
 
@@ -177,6 +284,7 @@ class Kernel(PositionalEncoding):
     (Fig. 3.1; the authors' code builds one kernel module for every layer), or one set per layer with
     kernel_per_layer=True. Each is kept in its valid range by a straight-through clamp: the value used is
     clamped, while the gradient still reaches the raw parameter, so a parameter pushed past a bound can come back."""
+    kinds = ('bias',)
     ranges = {}  # name -> (init_lo, init_hi, min, max)
 
     def __init__(self, cfg):
@@ -199,29 +307,30 @@ EPS = 1e-2  # the authors' lower bound on every kernel parameter
 class KerplePower(Kernel):
     ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 2.0, EPS, 2.0)}
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return -self.r('r1', layer) * d ** self.r('r2', layer)  # eq. 3.4, power variant
 
 
 class KerpleLog(Kernel):
     ranges = {'r1': (0.0, 2.0, EPS, None), 'r2': (0.0, 1.0, EPS, None)}
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return -self.r('r1', layer) * torch.log1p(self.r('r2', layer) * d)  # eq. 3.4, logarithmic variant
 
 
 class Kerple3Log(Kernel):
     ranges = {'r1': (0.0, 2.0, EPS, None), 'r2': (0.0, 1.0, EPS, None), 'r3': (0.0, 2.0, EPS, 2.0)}
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return -self.r('r1', layer) * torch.log1p(self.r('r2', layer) * d ** self.r('r3', layer))  # 3.5.3, 3-para-log
 
 
 class KerpleBiasWht(Kernel):
+    kinds = ('bias', 'weight')
     ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 2.0, EPS, 2.0),
               'r3': (0.0, 1.0, EPS, None), 'r4': (0.0, 2.0, EPS, 2.0)}
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return -self.r('r1', layer) * d ** self.r('r2', layer)  # 3.5.3, bias+wht: bias kernel
 
     def weight(self, layer, d):
@@ -231,18 +340,19 @@ class KerpleBiasWht(Kernel):
 class GaussBias2(Kernel):
     ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 0.1, 1e-4, None)}
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return self.r('r1', layer) * torch.exp(-self.r('r2', layer) * d ** 2)  # 3.7.3, 2-para-bias
 
 
 class GaussBias3(Kernel):
     ranges = {'r1': (0.0, 1.0, EPS, None), 'r2': (0.0, 0.1, 1e-4, None), 'r3': (0.0, 2.0, EPS, 2.0)}
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return self.r('r1', layer) * torch.exp(-self.r('r2', layer) * d ** self.r('r3', layer))  # 3.7.3, 3-para-bias
 
 
 class GaussWht1(Kernel):
+    kinds = ('weight',)
     ranges = {'r1': (0.0, 0.1, 1e-4, None)}
 
     def weight(self, layer, d):
@@ -250,6 +360,7 @@ class GaussWht1(Kernel):
 
 
 class GaussWht2(Kernel):
+    kinds = ('weight',)
     ranges = {'r1': (0.0, 0.1, 1e-4, None), 'r2': (0.0, 2.0, EPS, 2.0)}
 
     def weight(self, layer, d):
@@ -263,12 +374,13 @@ def sandwich_ratios(n_head):
 
 class Sandwich(PositionalEncoding):
     """Eq. 4.6: (p_m . p_n - d_bar/2) / h with p the d_bar-dim sinusoid; p_m . p_n = sum_i cos((m-n)/base^(2i/d_bar))."""
+    kinds = ('bias',)
 
     def __init__(self, cfg):
         super().__init__(cfg)
         self.register_buffer('h', sandwich_ratios(cfg.n_head), persistent=False)
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         dbar = self.cfg.sandwich_dbar
         inv = 10000.0 ** (-torch.arange(0, dbar, 2, device=d.device, dtype=torch.float32) / dbar)
         dot = torch.cos(d[:, None] * inv).sum(-1)  # [n]
@@ -278,7 +390,7 @@ class Sandwich(PositionalEncoding):
 class SandwichSmoothed(Sandwich):
     """The log curve fitted to Sandwich at h = 8 (thesis 4.6.2), -0.825 log(1+|m-n|) - 0.8, rescaled by 8/h per head."""
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return (-0.825 * torch.log1p(d) - 0.8) * (8 / self.h[:, None])
 
 
@@ -290,7 +402,7 @@ class BiPE(PositionalEncoding):
     def __init__(self, cfg, inner):
         super().__init__(cfg)
         self.inner = inner(cfg)
-        self.rotary = self.inner.rotary
+        self.kinds = ('absolute',) + self.inner.kinds
         self.register_buffer('sep', torch.tensor(cfg.bipe_sep_ids, dtype=torch.long), persistent=False)
 
     def positions(self, idx, start, state):
@@ -308,28 +420,89 @@ class BiPE(PositionalEncoding):
     def embed(self, pos):
         return sinusoid(pos.abs, self.cfg.n_embd)
 
-    def rotate(self, x, rel):
-        return self.inner.rotate(x, rel)
+    def rotate(self, x, rel, key=False):
+        return self.inner.rotate(x, rel, key)
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         return self.inner.bias(layer, d)
+
+    def potential(self, layer, rel, x=None, last=None):
+        return self.inner.potential(layer, rel, x, last)
 
 
 class Regular(PositionalEncoding):
     """RegularGPT's sliding-dilated attention (thesis eq. 6.1), at depth l token m sees m - i*C^l for
     i in 0..C-1 with a learnable per-head bias r_i; every other key is masked out (-inf)."""
+    kinds = ('bias', 'mask')
 
     def __init__(self, cfg):
         super().__init__(cfg)
         self.r = nn.Parameter(torch.zeros(cfg.thickness, cfg.n_head, cfg.chunk_size))
 
-    def bias(self, layer, d):
+    def bias(self, layer, d, m=None):
         # `layer` is the depth l; the parameters belong to the shared layer l % K
         C, step = self.cfg.chunk_size, self.cfg.chunk_size ** (layer // self.cfg.thickness)
         i = (d / step).long()
         ok = (d.long() % step == 0) & (i < C)
         r = self.r[layer % self.cfg.thickness][:, i.clamp(max=C - 1)]
         return torch.where(ok, r, float('-inf'))
+
+
+class FIRE(PositionalEncoding):
+    """FIRE (Li et al. 2023): b(m, n) = f(psi(m - n) / psi(max(L, m))), psi(x) = log(c x + 1), f an MLP
+    1 -> fire_hidden -> H (ReLU) per layer, c > 0 and the threshold L learned (L starts at the training length).
+    Dividing by psi of the query position keeps f's input in [0, 1] at any length: progressive interpolation."""
+    kinds = ('bias', 'query')
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, cfg.fire_hidden), nn.ReLU(), nn.Linear(cfg.fire_hidden, cfg.n_head))
+                                for _ in range(cfg.n_layer)])
+        self.c = nn.Parameter(torch.zeros(cfg.n_layer))                              # c = softplus(.) + 0.01 > 0
+        self.L = nn.Parameter(torch.full((cfg.n_layer,), float(cfg.block_size)))
+
+    def inputs(self, layer, d, m):
+        """f's input: psi(d) / psi(max(L, m)) for distances d and query positions m (broadcastable)."""
+        c = F.softplus(self.c[layer]) + 0.01
+        return torch.log1p(c * d) / torch.log1p(c * torch.maximum(self.L[layer].clamp(min=1.0), m.float()))
+
+    def bias(self, layer, d, m=None):
+        m = d if m is None else m  # a table over d alone is seen from the query at distance d from token 0
+        x = self.inputs(layer, d, m)
+        return self.f[layer](x[..., None]).movedim(-1, 0)
+
+
+class FoX(PositionalEncoding):
+    """Forgetting Transformer (Lin et al. 2025), with no other position information: per layer and head a forget
+    gate f_t = sigmoid(w . x_t + b) from the layer's input, and the logit bias sum_{t=n+1..m} log f_t = F_m - F_n,
+    F the running sum of log f: an ALiBi whose slope is learned per token. With constant gates it is ALiBi."""
+    kinds = ('potential',)
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.gate = nn.ModuleList([nn.Linear(cfg.n_embd, cfg.n_head) for _ in range(cfg.n_layer)])
+
+    def potential(self, layer, rel, x=None, last=None):
+        pot = -F.logsigmoid(self.gate[layer](x)).transpose(1, 2).float().cumsum(-1)  # -F, [B, H, T]
+        return pot if last is None else pot + last
+
+
+class CoPE(PositionalEncoding):
+    """Contextual position encoding (Golovneva et al. 2024): gates g(m, t) = sigmoid(logit(m, t)) decide which keys
+    count, the position of key n is p(m, n) = sum_{t=n..m} g(m, t), and the logit gains q_m . e[p(m, n)], e a learned
+    table per layer (shared by the heads) read between floor(p) and ceil(p); p is clamped below cope_max_pos."""
+    kinds = ('content',)
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.n_embd // cfg.n_head, cfg.cope_max_pos))
+
+    def content(self, layer, q, logits):
+        p = torch.sigmoid(logits).flip(-1).cumsum(-1).flip(-1).clamp(max=self.cfg.cope_max_pos - 1)  # masked keys: 0
+        z = (q @ self.e[layer].to(q.dtype)).float()                                # q_m . e[i] for every integer i
+        lo = p.floor()
+        w = p - lo
+        return z.gather(-1, lo.long()) * (1 - w) + z.gather(-1, lo.long().add(1).clamp(max=self.cfg.cope_max_pos - 1)) * w
 
 
 POSITIONAL_ENCODINGS = {
@@ -352,11 +525,16 @@ POSITIONAL_ENCODINGS = {
     'bipe_rope': partial(BiPE, inner=RoPE),
     'bipe_alibi': partial(BiPE, inner=ALiBi),
     'regular': Regular,
+    'xpos': XPos,
+    'fire': FIRE,
+    'fox': FoX,
+    'cope': CoPE,
 }
 
 
 # --------------------------------------------------------------------------------------------
-# Attention
+# Attention: the reference (every option, one explicit T x T softmax; read it first), then the fast path that
+# must equal it (query blocks, the fused SDPA kernel where the options allow it).
 # --------------------------------------------------------------------------------------------
 
 @dataclass
@@ -366,10 +544,26 @@ class AttnOptions:
     local: int = 0             # >0: Λ-shaped mask, keys within `local` of the query ...
     n_starting: int = 0        # ... plus the first n_starting tokens (LM-Infinite)
     ceiling: int = 0           # >0: relative distances above it are treated as `ceiling` (LM-Infinite)
-    topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite)
-    hook: object = None        # called as hook(layer, probs [B,H,tq,tk], query_idx, key_idx)
-    impl: str = 'auto'         # 'auto' (fastest applicable path) | 'plain' (one explicit T x T softmax)
+    topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite) ...
+    topk_from_layer: int = 5   # ... in the layers from this one on (0-based), at distance ceiling // 2 (its App. A)
+    hook: object = None        # called as hook(layer, probs [B,H,tq,tk], query_idx [tq], key_idx [tk] or [tq, tk])
+    impl: str = 'auto'         # 'auto' (fastest applicable path) | 'plain' (the reference)
     block_elems: int = 1 << 22 # bound on one query block's bias / score tensor (bench.py mode=attention)
+    tile: int = 256            # tile size of fastattn.tiled_attention
+    flex: bool = True          # on CUDA, biased attention through FlexAttention (fastattn.flex)
+
+
+@dataclass
+class AttnCall:
+    """What one attention call needs besides q, k, v [B, H, T, D]."""
+    layer: int
+    qi: torch.Tensor     # [Tq] token index of each query (masks)
+    qrel: torch.Tensor   # [b, Tq] its position as the relative encodings see it (distances)
+    ki: torch.Tensor     # [Tk] the same for the keys
+    krel: torch.Tensor   # [b, Tk]
+    windows: list = field(default_factory=list)  # (n_starting, local) rules: window, Λ mask, bounded cache
+    qpot: torch.Tensor = None  # [b, H, Tq] the encoding's potential (ALiBi, FoX), or None
+    kpot: torch.Tensor = None  # [b, H, Tk]
 
 
 class KVCache:
@@ -379,7 +573,7 @@ class KVCache:
 
     def __init__(self, local=0, n_starting=0):
         self.local, self.n_starting = local, n_starting
-        self.k, self.v = {}, {}
+        self.k, self.v, self.pot = {}, {}, {}
         self.idx = self.rel = None   # token index [Tk] and relative position [b,Tk] of every cached key
         self.next, self.pe_state = 0, None
 
@@ -388,11 +582,12 @@ class KVCache:
         self.rel = pos.rel if self.rel is None else torch.cat([self.rel, pos.rel], dim=1)
         self.next, self.pe_state = int(pos.idx[-1]) + 1, pe_state
 
-    def add(self, layer, k, v):
+    def add(self, layer, k, v, pot=None):
         if layer in self.k:
             k, v = torch.cat([self.k[layer], k], dim=2), torch.cat([self.v[layer], v], dim=2)
-        self.k[layer], self.v[layer] = k, v
-        return k, v
+            pot = torch.cat([self.pot[layer], pot], dim=2) if pot is not None else None
+        self.k[layer], self.v[layer], self.pot[layer] = k, v, pot
+        return k, v, pot
 
     def trim(self):
         n = self.idx.numel()
@@ -402,6 +597,8 @@ class KVCache:
         self.idx, self.rel = self.idx[keep], self.rel[:, keep]
         for layer in self.k:
             self.k[layer], self.v[layer] = self.k[layer][:, :, keep], self.v[layer][:, :, keep]
+            if self.pot[layer] is not None:
+                self.pot[layer] = self.pot[layer][:, :, keep]
 
 
 def allowed_keys(qi, ki, windows):
@@ -412,6 +609,68 @@ def allowed_keys(qi, ki, windows):
     for n_start, local in windows:
         ok &= (diff < local) | (ki[None, :] < n_start)
     return ok
+
+
+def distance_table(fn, layer, d, m=None):
+    """pe.bias or pe.weight at the distances d [b, tq, tk] -> [b, H, tq, tk] (None if the encoding has no such
+    part): evaluated once on 0..max(d), then gathered, so no parameter is ever T x T. A bias that depends on the
+    query positions m [b, tq, 1] as well (kind 'query') is evaluated on the block itself."""
+    if m is not None:
+        return fn(layer, d.float(), m).transpose(0, 1)
+    tab = fn(layer, torch.arange(int(d.max()) + 1 if d.numel() else 1, device=d.device, dtype=torch.float32))
+    return None if tab is None else tab[:, d].transpose(0, 1)
+
+
+def logits(q, k, pe, call, o, rows, keys):
+    """The attention logits [B, H, tq, tk] of the queries `rows` against the keys `keys` (index tensors into
+    call), -inf where a key may not be attended:
+        q.k * weight(d) / (sqrt(D) tau) + bias(d) / tau,     d = qrel - krel, capped at o.ceiling (LM-Infinite),
+    plus (kpot[n] - qpot[m]) / tau for a content-dependent potential (FoX) and the content term (CoPE).
+    A rotary encoding caps the distance by scoring far pairs with the query rotated to distance `ceiling`.
+    With o.topk (LM-Infinite App. A, in layers >= topk_from_layer), the top-k middle keys (causal, but dropped by
+    the Λ mask) by their score at distance ceiling // 2 are attended with that score."""
+    layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
+    qb, kb, qrel, krel = q[:, :, rows], k[:, :, keys], call.qrel[:, rows], call.krel[:, keys]
+    ok = allowed_keys(call.qi[rows], call.ki[keys], call.windows)            # [tq, tk]
+    true_d = (qrel[:, :, None] - krel[:, None, :]).clamp(min=0)              # [b, tq, tk]
+    d = true_d.clamp(max=o.ceiling) if o.ceiling > 0 else true_d
+    m = qrel[:, :, None] if 'query' in pe.kinds else None
+    topk = o.topk > 0 and layer >= o.topk_from_layer
+
+    def score(raw, dist):  # raw q.k at distance(s) dist -> logits
+        w, b = distance_table(pe.weight, layer, dist), distance_table(pe.bias, layer, dist, m)
+        raw = raw * w if w is not None else raw
+        return raw * scale + (b / o.temperature if b is not None else 0.0)
+
+    raw = (qb @ kb.transpose(-2, -1)).float()
+    raw_at = lambda dd: raw  # q.k as if the pair were dd apart: the same for a distance-only bias or weight
+    if 'rotary' in pe.kinds and (o.ceiling > 0 or topk):
+        qraw, kraw = pe.rotate(qb, -qrel), pe.rotate(kb, -krel, key=True)  # undo the rotation by position
+        raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).float()
+        if o.ceiling > 0:
+            raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
+    att = score(raw, d)
+    if 'potential' in pe.kinds:
+        att = att + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
+    if 'content' in pe.kinds:
+        att = att + pe.content(layer, qb, att.masked_fill(~ok, float('-inf'))) * scale
+    if topk:
+        middle = (call.qi[rows, None] >= call.ki[None, keys]) & ~ok
+        mid = score(raw_at(o.ceiling // 2), torch.full_like(d, o.ceiling // 2)).masked_fill(~middle, float('-inf'))
+        kth = mid.topk(min(o.topk, mid.size(-1)), dim=-1).values[..., -1:]
+        chosen = middle & (mid >= kth) & (kth > float('-inf'))                # [B, H, tq, tk]
+        att, ok = torch.where(chosen, mid, att), ok | chosen
+    return att.masked_fill(~ok, float('-inf'))
+
+
+def attention_reference(q, k, v, pe, call, o, dropout=0.0):
+    """Attention with every option: one explicit softmax over all Tq x Tk logits. The definition that the fast
+    path is tested against."""
+    att = logits(q, k, pe, call, o, torch.arange(q.size(2), device=q.device), torch.arange(k.size(2), device=q.device))
+    att = att.softmax(dim=-1)
+    if o.hook is not None:
+        o.hook(call.layer, att, call.qi, call.ki)
+    return F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v
 
 
 def key_range(qi, ki, windows):
@@ -427,90 +686,133 @@ def key_range(qi, ki, windows):
     return torch.cat([torch.arange(0, n_start, device=ki.device), torch.arange(lo, hi, device=ki.device)])
 
 
+def attention_fast(q, k, v, pe, call, o, dropout=0.0):
+    """attention_reference, fast and in memory linear in T:
+    - no bias, window or analysis option: one fused causal SDPA call (flash, on CPU and GPU);
+    - on a GPU, biases and masks through one FlexAttention kernel (fastattn.flex_mods);
+    - inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or LM-Infinite's
+      Λ mask: fastattn.tiled_attention (one shared bias block per diagonal of tiles; a potential folded into q.k),
+      the Λ mask's starting tokens added by log-sum-exp;
+    - training with a potential (ALiBi, FoX) and no window: one causal SDPA call with it folded into q.k;
+    - otherwise (training with a bias, decoding with a cache, FIRE, CoPE, the hook, top-k): query blocks of at most
+      o.block_elems logits, each over the keys it can see, through SDPA with the bias as a float mask, or through
+      `logits` where the options need the scores explicitly."""
+    B, H, Tq, Tk = q.size(0), q.size(1), q.size(2), k.size(2)
+    layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
+    explicit = o.hook is not None or o.topk > 0 or 'content' in pe.kinds or 'weight' in pe.kinds
+    same = Tq == Tk and torch.equal(call.qi, call.ki)  # the queries are the keys: no cached past
+    rotary_far = o.ceiling > 0 and 'rotary' in pe.kinds
+    # a potential stands in for the bias table, except where the ceiling bends ALiBi's line
+    pot = call.kpot if call.kpot is not None and (o.ceiling == 0 or 'potential' in pe.kinds) else None
+    table = 'bias' in pe.kinds and pot is None
+    plain = not explicit and not table and not rotary_far
+    if plain and same and not call.windows and pot is None:
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale)
+    if q.is_cuda and o.flex and not explicit and not rotary_far and 'query' not in pe.kinds and dropout == 0:
+        # the GPU path: one FlexAttention kernel reading the distance tables (fastattn.flex_mods)
+        n = int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
+        dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
+        btab = pe.bias(layer, dist) / o.temperature if table else None
+        mods = fastattn.flex_mods(call.qi, call.qrel, call.ki, call.krel, call.windows, btab, None,
+                                  None if pot is None else pot / o.temperature, o.ceiling)
+        return fastattn.flex(q, k, v, scale, *mods)
+    if plain and same and not call.windows and (torch.is_grad_enabled() or dropout > 0) and Tq <= 4096:
+        # a potential in training: pot[n] - pot[m] with pot[m] dropped (softmax ignores it), one extra dimension
+        qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
+        kx = torch.cat([k, ((pot - pot[:, :, -1:]) / o.temperature).expand(B, -1, -1)[..., None].to(k.dtype)], -1)
+        return F.scaled_dot_product_attention(qx, kx, F.pad(v, (0, 1)), dropout_p=dropout, is_causal=True,
+                                              scale=scale)[..., :-1]
+    toeplitz = call.qrel.size(0) == 1 and torch.equal(call.qrel[0] - call.qrel[0, 0], call.qi - call.qi[0])
+    band, sinks = tiled_windows(call.windows)
+    if (same and dropout == 0 and not torch.is_grad_enabled() and band is not None and fastattn.available(q.device)
+            and o.hook is None and o.topk == 0 and 'content' not in pe.kinds and 'query' not in pe.kinds
+            and (toeplitz or not (table or 'weight' in pe.kinds))
+            and (not rotary_far or (band > 0 and band <= o.ceiling + 1))):
+        cap = (lambda dist: dist.clamp(max=o.ceiling)) if o.ceiling > 0 else (lambda dist: dist)
+        bias = (lambda dist: pe.bias(layer, cap(dist)) / o.temperature) if table else None
+        weight = (lambda dist: pe.weight(layer, cap(dist))) if 'weight' in pe.kinds else None
+        y, lse = fastattn.tiled_attention(q, k, v, scale, bias, weight, None if pot is None else pot / o.temperature,
+                                          band, o.tile)
+        if sinks:  # the Λ mask's first tokens, for the queries that see them beyond the band
+            keys = torch.arange(min(sinks, Tk), device=q.device)
+            att = logits(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
+            att = att.masked_fill((call.qi[:, None] - call.ki[None, keys]) < band, float('-inf'))
+            y, _ = fastattn.merge(y.float(), lse, att.softmax(-1).to(v.dtype).float() @ v[:, :, keys].float(),
+                                  att.logsumexp(-1))
+        return y.to(v.dtype)
+    bq = max(16, o.block_elems // (B * H * Tk))
+    out = []
+    for s in range(0, Tq, bq):
+        rows = torch.arange(s, min(s + bq, Tq), device=q.device)
+        keys = torch.arange(Tk, device=q.device) if o.topk > 0 else key_range(call.qi[rows], call.ki, call.windows)
+        if explicit or rotary_far:
+            att = logits(q, k, pe, call, o, rows, keys).softmax(dim=-1)
+            if o.hook is not None:
+                o.hook(layer, att, call.qi[rows], call.ki[keys])
+            out.append(F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys])
+            continue
+        d = (call.qrel[:, rows, None] - call.krel[:, None, keys]).clamp(min=0)
+        bias = distance_table(pe.bias, layer, d.clamp(max=o.ceiling) if o.ceiling > 0 else d,
+                              call.qrel[:, rows, None] if 'query' in pe.kinds else None)
+        mask = bias / o.temperature if bias is not None else torch.zeros(d.shape, device=q.device)[:, None]
+        if 'potential' in pe.kinds:
+            mask = mask + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
+        mask = mask.masked_fill(~allowed_keys(call.qi[rows], call.ki[keys], call.windows), float('-inf'))
+        out.append(F.scaled_dot_product_attention(q[:, :, rows], k[:, :, keys], v[:, :, keys], attn_mask=mask.to(q.dtype),
+                                                  dropout_p=dropout, scale=scale))
+    return torch.cat(out, dim=2)
+
+
+def tiled_windows(windows):
+    """(band, sinks) of the window rules that tiled_attention handles: every key within `band` of the query
+    (0: no limit), plus the first `sinks` tokens; None when the rules do not reduce to that."""
+    band = min([local for _, local in windows], default=0)
+    starts = [ns for ns, _ in windows if ns > 0]
+    if not starts:
+        return band, 0
+    return (band, starts[0]) if len(windows) == 1 else (None, 0)
+
+
+def keys_seen(qi, windows):
+    """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
+    n = qi.float() + 1
+    for n_start, local in windows:
+        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
+    return n
+
+
 class CausalSelfAttention(nn.Module):
 
     def __init__(self, cfg, opts):
         super().__init__()
-        assert cfg.n_embd % cfg.n_head == 0
         self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
         self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
         self.resid_dropout = nn.Dropout(cfg.dropout)
         self.n_head, self.dropout, self.window = cfg.n_head, cfg.dropout, cfg.window
         self.opts = opts
+        # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
+        self.ssmax = nn.Parameter(torch.full((cfg.n_head,), 1 / math.log(max(cfg.block_size, 2)))) if cfg.ssmax else None
 
     def forward(self, x, pe, layer, pos, cache=None):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
-        q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel)
-        ki, krel = pos.idx, pos.rel
-        if cache is not None:
-            k, v = cache.add(layer, k, v)
-            ki, krel = cache.idx, cache.rel
-        y = self.attend(q, k, v, pe, layer, pos.idx, pos.rel, ki, krel, cache)
-        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
-
-    def attend(self, q, k, v, pe, layer, qi, qrel, ki, krel, cache):
+        q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True)
+        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [])
         o = self.opts
-        windows = [(0, self.window)] if self.window > 0 else []
         if o.local > 0:
-            windows.append((o.n_starting, o.local))
-        if cache is not None and cache.local > 0:
-            windows.append((cache.n_starting, cache.local))
-        drop = self.dropout if self.training else 0.0
-        scale = 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
-        # distance tables, computed once per call: d ranges over 0 .. (largest query pos - smallest key pos)
-        n = int((qrel.max() - krel.min()).clamp(min=0)) + 1
-        if o.ceiling > 0:
-            n = min(n, o.ceiling + 1)
-        dist = torch.arange(n, device=q.device, dtype=torch.float32)
-        btab, wtab = pe.bias(layer, dist), pe.weight(layer, dist)
-        explicit = (o.impl == 'plain' or o.hook is not None or o.topk > 0 or (o.ceiling > 0 and pe.rotary)
-                    or wtab is not None)
-
-        if btab is None and not windows and not explicit and qi.numel() == ki.numel():
-            # plain causal attention: the fused kernel (flash on GPU) applies
-            return F.scaled_dot_product_attention(q, k, v, dropout_p=drop, is_causal=True, scale=scale)
-
-        Tq, Tk = q.size(2), k.size(2)
-        bq = Tq if o.impl == 'plain' else max(16, o.block_elems // (q.size(0) * q.size(1) * Tk))
-        out = []
-        for s in range(0, Tq, bq):
-            qs = slice(s, s + bq)
-            full = o.impl == 'plain' or o.topk > 0
-            keys = torch.arange(Tk, device=q.device) if full else key_range(qi[qs], ki, windows)
-            ok = allowed_keys(qi[qs], ki[keys], windows)                        # [tq, tk]
-            d = (qrel[:, qs, None] - krel[:, None, keys]).clamp(0, n - 1)       # [b, tq, tk]
-            kb, vb = k[:, :, keys], v[:, :, keys]
-            if not explicit:
-                bias = btab[:, d].transpose(0, 1) / o.temperature if btab is not None else q.new_zeros(ok.shape)
-                mask = bias.masked_fill(~ok, float('-inf'))
-                out.append(F.scaled_dot_product_attention(q[:, :, qs], kb, vb, attn_mask=mask.to(q.dtype),
-                                                          dropout_p=drop, scale=scale))
-                continue
-            att = (q[:, :, qs] @ kb.transpose(-2, -1)).float()
-            if o.ceiling > 0 and pe.rotary:
-                # LM-Infinite distance ceiling for rotary encodings: score at distance `ceiling` for far pairs,
-                # i.e. the query rotated to position `ceiling` against the key at position 0
-                qraw = pe.rotate(q[:, :, qs], -qrel[:, qs])
-                kraw = pe.rotate(kb, -krel[:, keys])
-                far = pe.rotate(qraw, torch.full_like(qrel[:, qs], o.ceiling)) @ kraw.transpose(-2, -1)
-                att = torch.where((qrel[:, qs, None] - krel[:, None, keys] > o.ceiling)[:, None], far.float(), att)
-            if wtab is not None:
-                att = att * wtab[:, d].transpose(0, 1)
-            att = att * scale
-            if btab is not None:
-                att = att + btab[:, d].transpose(0, 1) / o.temperature
-            if o.topk > 0:  # LM-Infinite: middle tokens with the top-k scores join the Λ-shaped window
-                middle = (qi[qs, None] >= ki[None, keys]) & ~ok
-                mid = att.masked_fill(~middle, float('-inf'))
-                kth = mid.topk(min(o.topk, mid.size(-1)), dim=-1).values[..., -1:]
-                ok = ok | (middle & (mid >= kth) & (kth > float('-inf')))
-            att = att.masked_fill(~ok, float('-inf')).softmax(dim=-1)
-            if o.hook is not None:
-                o.hook(layer, att, qi[qs], ki[keys])
-            att = F.dropout(att, drop, self.training)
-            out.append(att.to(vb.dtype) @ vb)
-        return torch.cat(out, dim=2)
+            call.windows.append((o.n_starting, o.local))
+        last = cache.pot[layer][:, :, -1:] if cache is not None and cache.pot.get(layer) is not None else None
+        call.qpot = call.kpot = pe.potential(layer, pos.rel, x, last)
+        if cache is not None:
+            k, v, call.kpot = cache.add(layer, k, v, call.qpot)
+            call.ki, call.krel = cache.idx, cache.rel
+            if cache.local > 0:
+                call.windows.append((cache.n_starting, cache.local))
+        if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
+            q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
+        attend = attention_reference if o.impl == 'plain' else attention_fast
+        y = attend(q, k, v, pe, call, o, self.dropout if self.training else 0.0)
+        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
 
 
 class MLP(nn.Module):
@@ -543,8 +845,6 @@ class GPT(nn.Module):
 
     def __init__(self, config):
         super().__init__()
-        if config.pe not in POSITIONAL_ENCODINGS:
-            raise ValueError(f"unknown pe={config.pe!r}; choose one of: {', '.join(POSITIONAL_ENCODINGS)}")
         self.config = config
         self.attn_opts = AttnOptions()
         self.pe = POSITIONAL_ENCODINGS[config.pe](config)
@@ -572,9 +872,9 @@ class GPT(nn.Module):
     def get_num_params(self):
         return sum(p.numel() for p in self.parameters())
 
-    def layers(self):
-        """(depth, block) pairs in the order they run; RegularGPT repeats shared blocks."""
-        return enumerate(self.transformer.h)
+    def depth(self, T):
+        """Attention layers that run on a length-T input (RegularGPT's grows with T)."""
+        return self.config.n_layer
 
     def forward(self, idx, targets=None, cache=None, reduction='mean'):
         """Logits for every position when targets are given (with the loss), else for the last one only.
@@ -587,10 +887,14 @@ class GPT(nn.Module):
         x = self.transformer.drop(x)
         if cache is not None:
             cache.add_positions(pos, state)
-        for depth, block in self.layers():
-            x = block(x, self.pe, depth, pos, cache)
+        for layer, block in enumerate(self.transformer.h):
+            x = block(x, self.pe, layer, pos, cache)
         if cache is not None:
             cache.trim()
+        return self.output(x, targets, reduction)
+
+    def output(self, x, targets, reduction):
+        """Final norm, head and loss, shared with RegularGPT. ignore_index=-1 skips a target."""
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.lm_head(x[:, [-1], :]), None
@@ -626,14 +930,14 @@ class GPT(nn.Module):
         flops_per_token = 6 * self.get_num_params() + 12 * L * H * Q * T
         return flops_per_token * T * fwdbwd_per_iter / dt / peak_flops
 
-    @classmethod
-    def from_checkpoint(cls, path, map_location='cpu'):
-        ckpt = torch.load(path, map_location=map_location, weights_only=False)
-        args = dict(ckpt['model_args'])
-        args['bipe_sep_ids'] = tuple(args.get('bipe_sep_ids', GPTConfig.bipe_sep_ids))
-        model = make_model(GPTConfig(**args))  # RegularGPT for pe='regular'
-        model.load_state_dict(ckpt['model'])
-        return model
+    @staticmethod
+    def sample_next(logits, temperature, top_k):
+        """One token per row from the last position's logits [B, V], shared by GPT and RegularGPT."""
+        logits = logits / max(temperature, 1e-8)
+        if top_k is not None:
+            v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
+            logits[logits < v[:, [-1]]] = -float('inf')
+        return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
 
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, cache_window=0, n_starting=0):
@@ -642,11 +946,7 @@ class GPT(nn.Module):
         cache = KVCache(local=cache_window or 0, n_starting=n_starting)
         logits, _ = self(idx, cache=cache)
         for _ in range(max_new_tokens):
-            logits = logits[:, -1, :] / max(temperature, 1e-8)
-            if top_k is not None:
-                v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
-                logits[logits < v[:, [-1]]] = -float('inf')
-            nxt = torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)
+            nxt = self.sample_next(logits[:, -1, :], temperature, top_k)
             idx = torch.cat((idx, nxt), dim=1)
             logits, _ = self(nxt, cache=cache)
         return idx
@@ -681,22 +981,19 @@ def make_model(config):
 class RegularGPT(GPT):
     """GPT whose depth adapts to the input: K = config.thickness distinct blocks, where layer l*K + k runs
     block k at dilation C^l (thesis 6.2.2), so a model trained at length 40 runs unchanged at length 500.
-    config.n_layer is ignored (the model holds K blocks); the depth for length T is self.depth(T)."""
+    config.n_layer is ignored (the model holds K blocks); the depth for length T is self.depth(T). Of the
+    attention options, 'plain' honours all; 'gather' and 'reduce' honour temperature and the hook, and refuse
+    the others."""
 
     def __init__(self, config):
         if config.pe != 'regular':
             raise ValueError(f"RegularGPT needs pe='regular', got pe={config.pe!r}")
-        if config.regular_impl not in REGULAR_IMPLS:
-            raise ValueError(f"unknown regular_impl={config.regular_impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
-        if config.chunk_size < 2 or config.thickness < 1:
-            raise ValueError(f"RegularGPT needs chunk_size >= 2 and thickness >= 1, "
-                             f"got chunk_size={config.chunk_size}, thickness={config.thickness}")
         super().__init__(GPTConfig(**{**vars(config), 'n_layer': config.thickness}))
 
     def depth(self, T):
         return self.config.thickness * n_levels(T, self.config.chunk_size)
 
-    def layers(self, T=1):
+    def layers(self, T):
         """(depth, block) pairs for an input of length T: SA^(l*K+k) = SA^(k), FFN likewise (thesis 6.2.2)."""
         K = self.config.thickness
         return ((d, self.transformer.h[d % K]) for d in range(self.depth(T)))
@@ -705,16 +1002,15 @@ class RegularGPT(GPT):
         """`block` at `depth` for the queries qi only: query qi[j] sees the keys qi[j] - i*step, i in [C]
         (eq. 6.1; step is C^l in token positions, 1 on reduce's shortened sequence). valid[n] is False for
         left padding. Returns x at qi after attention and MLP. Memory is bounded by querying in blocks."""
-        C, K, attn = self.config.chunk_size, self.config.thickness, block.attn
+        C, K, attn, o = self.config.chunk_size, self.config.thickness, block.attn, self.attn_opts
         B, N, D = x.shape
         H = attn.n_head
         q, k, v = attn.c_attn(block.ln_1(x)).view(B, N, 3, H, D // H).permute(2, 0, 3, 1, 4)  # [B,H,N,hd]
         # eq. 6.1's r_i, read through the same Regular.bias as the plain path: distances i * C^l, all finite
         btab = self.pe.bias(depth, torch.arange(C, device=x.device, dtype=torch.float32) * C ** (depth // K))
-        t = self.attn_opts.temperature
-        scale = 1.0 / (math.sqrt(D // H) * t)
+        scale = 1.0 / (math.sqrt(D // H) * o.temperature)
         drop = attn.dropout if self.training else 0.0
-        bq = max(1, self.attn_opts.block_elems // (B * C * D))
+        bq = max(1, o.block_elems // (B * C * D))
         out = []
         for s in range(0, qi.numel(), bq):
             qb = qi[s:s + bq]
@@ -722,9 +1018,11 @@ class RegularGPT(GPT):
             ok = (ki >= 0) & valid[ki.clamp(min=0)]
             ok[:, 0] = True  # a query always sees itself, which keeps left-padded rows finite
             ki = ki.clamp(min=0)
-            att = torch.einsum('bhqd,bhqcd->bhqc', q[:, :, qb], k[:, :, ki]) * scale + btab[None, :, None, :] / t
-            att = F.dropout(att.masked_fill(~ok, float('-inf')).softmax(dim=-1), drop, self.training)
-            out.append(torch.einsum('bhqc,bhqcd->bhqd', att, v[:, :, ki]))
+            att = torch.einsum('bhqd,bhqcd->bhqc', q[:, :, qb], k[:, :, ki]) * scale + btab[None, :, None, :] / o.temperature
+            att = att.masked_fill(~ok, float('-inf')).softmax(dim=-1)
+            if o.hook is not None:
+                o.hook(depth, att, qb, ki)  # the C keys of each query: key indices [nq, C]
+            out.append(torch.einsum('bhqc,bhqcd->bhqd', F.dropout(att, drop, self.training), v[:, :, ki]))
         y = torch.cat(out, dim=2).transpose(1, 2).reshape(B, qi.numel(), D)
         x = x[:, qi] + attn.resid_dropout(attn.c_proj(y))
         return x + block.mlp(block.ln_2(x))
@@ -738,23 +1036,25 @@ class RegularGPT(GPT):
         if cache is not None:
             raise ValueError("RegularGPT has no KV cache: its depth grows with the input, so each step recomputes the prefix")
         o = self.attn_opts
-        if impl != 'plain' and (o.local or o.ceiling or o.topk or o.hook is not None):
-            raise ValueError(f"impl={impl!r} supports only the temperature attention option; use impl='plain'")
+        if o.impl == 'plain':
+            impl = 'plain'
+        if impl != 'plain' and (o.local or o.ceiling or o.topk):
+            raise ValueError(f"RegularGPT impl={impl!r} honours the temperature and the hook only; for local, "
+                             f"ceiling or topk use regular_impl='plain'")
         B, T = idx.shape
         C, K = self.config.chunk_size, self.config.thickness
         x = self.transformer.drop(self.transformer.wte(idx))  # no absolute positions (thesis 6.2)
+        keep = collect.append if collect is not None else (lambda _: None)
         if impl == 'plain':
             pos, _ = self.pe.positions(idx, 0, None)
             for depth, block in self.layers(T):
                 x = block(x, self.pe, depth, pos)
-                if collect is not None:
-                    collect.append(x)
+                keep(x)
         elif impl == 'gather':
             qi, valid = torch.arange(T, device=idx.device), torch.ones(T, dtype=torch.bool, device=idx.device)
             for depth, block in self.layers(T):
                 x = self.sparse_block(block, x, depth, qi, valid, C ** (depth // K))
-                if collect is not None:
-                    collect.append(x)
+                keep(x)
         else:
             valid = torch.ones(T, dtype=torch.bool, device=idx.device)
             for level in range(n_levels(T, C)):
@@ -767,18 +1067,11 @@ class RegularGPT(GPT):
                     # the last of the K layers only needs the chunk ends, the ones the next level keeps
                     qi = torch.arange(C - 1, N, C, device=idx.device) if k == K - 1 else torch.arange(N, device=idx.device)
                     x = self.sparse_block(self.transformer.h[k], x, level * K + k, qi, valid, 1)
-                    if collect is not None:
-                        collect.append(x)
+                    keep(x)
                 valid = valid[C - 1::C]
-        x = self.transformer.ln_f(x)
-        if targets is None:
-            return self.lm_head(x[:, [-1], :]), None
-        if impl == 'reduce' and targets.shape != (B, 1):
+        if impl == 'reduce' and targets is not None and targets.shape != (B, 1):
             raise ValueError(f"impl='reduce' predicts the final position only: targets must be [B, 1], got {list(targets.shape)}")
-        logits = self.lm_head(x)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1),
-                               ignore_index=-1, reduction=reduction)
-        return logits, (loss.view(targets.shape) if reduction == 'none' else loss)
+        return self.output(x, targets, reduction)
 
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, cache_window=0, n_starting=0):
@@ -787,9 +1080,5 @@ class RegularGPT(GPT):
             raise ValueError("RegularGPT.generate has no bounded cache: use cache_window=0, n_starting=0")
         for _ in range(max_new_tokens):
             logits = self(idx, impl='plain' if self.config.regular_impl == 'reduce' else None)[0][:, -1, :]
-            logits = logits / max(temperature, 1e-8)
-            if top_k is not None:
-                v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
-                logits[logits < v[:, [-1]]] = -float('inf')
-            idx = torch.cat((idx, torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)), dim=1)
+            idx = torch.cat((idx, self.sample_next(logits, temperature, top_k)), dim=1)
         return idx

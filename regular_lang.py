@@ -1,17 +1,14 @@
 """
 Regular languages and length generalization with RegularGPT (thesis ch. 6: section 6.4, Tables 6.1, 6.2,
-Figures 6.3, 6.4a), against a causal Transformer and an LSTM.
+Figures 6.3, 6.4a), against a causal Transformer and an LSTM. The tasks (and their length ranges and seeded test
+sets) live in regular_tasks.py; this script holds the models, training, evaluation, the analyses and the tables.
 
   python regular_lang.py --task=parity_check --model=regulargpt --chunk_size=2 --seed=0 --max_steps=1500
-  python regular_lang.py --mode=table --tasks="['parity_check','cycle_navigation']" --seeds=[0,1,2]
-  python regular_lang.py --mode=bench                  # plain vs gather vs reduce forward at T = 512..8192
+  python regular_lang.py --mode=table --tasks=parity_check,cycle_navigation --seeds=0,1,2
 
-Two task families. Deletang et al. (transduction of the final answer): train lengths 1..40, test 41..500.
-Bhattamishra et al. (recognition: is the string in the language?): train lengths 1..50, test 51..100, every
-length holding half members (sampled uniformly among the members of that length, by counting paths through
-the language's automaton) and half non-members (uniform strings, rejection sampled). A length at which either
-class is empty (odd lengths of D_n and tomita_5, lengths 1-2 of tomita_3/4) is skipped, in training and test.
-Training: a uniform curriculum, one length per batch. Score: final-answer accuracy averaged over test lengths.
+Training: a uniform curriculum over the training lengths, one length per batch. Score: final-answer accuracy
+averaged over the test lengths (Deletang tasks: trained on 1..40, tested on 41..500; Bhattamishra tasks: 1..50,
+51..100, lengths with a single class skipped).
 
 Models read the answer at the last position. GPT models get the classes as extra vocabulary entries and
 read their logits there (the input never contains them); RegularGPT's input is left-padded with a pad symbol
@@ -19,9 +16,7 @@ to a power of C (see GPTClassifier for why masking alone cannot work). Outputs g
 accuracies, score, settings), plots as PNG next to JSON, and for --mode=table the Table 6.1/6.2 layouts.
 """
 import json
-import math
 import os
-import sys
 import time
 
 import numpy as np
@@ -29,36 +24,38 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from config import ConfigError, parse_config
-from extrapolate import cumulative_from_end, embedding_grad_norms, erf_tokens
+import config
+from common import cumulative_from_end, embedding_grad_norms, erf_tokens, md_table, plt, save_checkpoint
+from config import ConfigError
 from model import GPT, GPTConfig, RegularGPT, n_levels
+from regular_tasks import TASKS, get_task
 
 DEFAULTS = dict(
-    mode='train',               # train | table | bench
-    task='parity_check',        # a key of TASKS
-    model='regulargpt',         # regulargpt (chunk_size C), regulargpt_c2, regulargpt_c3, ..., transformer, lstm
+    mode='train',               # train (one task, model, seed) | table (Tables 6.1/6.2 over tasks x models x seeds)
+    task='parity_check',        # one of regular_tasks.TASKS
+    model='regulargpt',         # regulargpt (chunk_size C), regulargpt_c2, ..., transformer, transformer_randL, lstm
     chunk_size=2,               # C of model='regulargpt'
-    seed=0,
-    out_dir='out/regular',
+    seed=0,                     # model initialisation and training strings (the test strings do not depend on it)
+    out_dir='out/regular',      # run JSONs, plots, table.md / table.json
     # model size: Table 6.5 uses hidden 256 and 8 heads; the CPU default is smaller (see README)
-    n_embd=64,
-    n_head=4,
+    n_embd=64,                  # hidden size of RegularGPT and the Transformer
+    n_head=4,                   # attention heads of RegularGPT and the Transformer
     n_layer=5,                  # depth of the Transformer baseline (RegularGPT's depth is K * ceil(log_C T))
     transformer_pe='rope',      # any pe of model.py except 'regular' (the thesis baseline uses Transformer-XL's)
     lstm_hidden=256,            # one LSTM layer of 256 (Table 6.1's RNN)
     dropout=0.0,                # RegularGPT and Transformer: embedding, attention and residual dropout
     # optimisation (Table 6.5: Adam with lr in {1e-4, 3e-4, 5e-4}, batch 128, 100k steps; clip 1.0)
-    learning_rate=5e-4,
-    batch_size=128,
-    max_steps=1500,
-    grad_clip=1.0,
+    learning_rate=5e-4,         # Adam, constant
+    batch_size=128,             # strings per step, all of one length
+    max_steps=1500,             # training steps
+    grad_clip=1.0,              # gradient norm clip (0: none)
     # lengths: 0 means the task family's default (Deletang 40 / 41..500, Bhattamishra 50 / 51..100)
-    train_max_len=0,
-    test_min_len=0,
-    test_max_len=0,
+    train_max_len=0,            # train on the usable lengths 1..train_max_len
+    test_min_len=0,             # test from this length
+    test_max_len=0,             # test up to this length
     test_stride=0,              # test every test_stride-th length (plus the last); 0: 10 for Deletang (460 lengths), else 1
     test_samples=32,            # strings per test length (the test set is seeded, and the same for every model)
-    eval_batch=64,
+    eval_batch=64,              # strings per forward pass at test time
     p_one=0.5,                  # parity_check: P(sigma_i = 1) during training
     p_sweep=[0.1, 0.3, 0.5, 0.7, 0.9],  # parity_check: test probabilities of Table 6.2 ([] to skip)
     sweep_stride=5,             # the sweep tests every sweep_stride-th of the test lengths (CPU)
@@ -67,244 +64,11 @@ DEFAULTS = dict(
     analyze_len=500,            # input length of those analyses (the thesis uses 500)
     # --mode=table: runs every missing (task, model, seed), then writes the tables; existing run JSONs are reused
     train_missing=True,         # False: only tabulate the run JSONs already in out_dir ('-' for missing ones)
-    tasks=['even_pairs', 'modular_arithmetic', 'parity_check', 'cycle_navigation', 'D_2', 'D_3', 'D_4', 'D_12',
-           'tomita_3', 'tomita_4', 'tomita_5', 'tomita_6'],
-    models=['regulargpt_c2', 'transformer', 'lstm'],
-    seeds=[0],
-    # --mode=bench
-    bench_lengths=[512, 2048, 8192],
-    bench_impls=['plain', 'gather', 'reduce'],
-    bench_repeats=3,
-    bench_embd=256,
-    bench_head=8,
+    tasks=list(TASKS),          # --mode=table: the rows, e.g. --tasks=parity_check,D_2
+    models=['regulargpt_c2', 'transformer', 'lstm'],  # --mode=table: the columns
+    seeds=[0],                  # --mode=table: seeds per (task, model), e.g. --seeds=0,1,2
     threads=1,                  # torch threads per process (CPU is shared)
 )
-
-
-# --------------------------------------------------------------------------------------------
-# Tasks. sample(rng, L, n) -> (x int64 [n, L] of symbol ids, y int64 [n] of class ids)
-# --------------------------------------------------------------------------------------------
-
-class Deletang:
-    """Transduction tasks of Deletang et al. 2023 (thesis 6.4.1): random strings, labelled by a rule."""
-    family, train_max, test_range = 'deletang', 40, (41, 500)
-
-    def usable(self, L):
-        return L >= 1
-
-    def lengths(self, lo, hi):
-        return [L for L in range(lo, hi + 1) if self.usable(L)]
-
-    def check_length(self, L):
-        if not self.usable(L):
-            raise ValueError(f"task {self.name} has no strings of length {L}; allowed: {self.allowed}")
-
-    def sample(self, rng, L, n, p_one=0.5):
-        """Uniform strings over the task's symbols, labelled by its rule."""
-        self.check_length(L)
-        x = rng.integers(0, len(self.symbols), (n, L))
-        return x, self.labels(x)
-
-    allowed = 'any length >= 1'
-
-
-class EvenPairs(Deletang):
-    name, symbols, n_classes = 'even_pairs', 'ab', 2
-
-    def labels(self, x):
-        # 1 when the number of 'ab' and 'ba' pairs is even (equivalently: first symbol == last symbol)
-        return ((x[:, 1:] != x[:, :-1]).sum(1) % 2 == 0).astype(np.int64)
-
-
-class ParityCheck(Deletang):
-    name, symbols, n_classes = 'parity_check', 'ab', 2
-
-    def sample(self, rng, L, n, p_one=0.5):
-        self.check_length(L)
-        x = (rng.random((n, L)) < p_one).astype(np.int64)  # 'b' (=1) with probability p_one (Table 6.2)
-        return x, self.labels(x)
-
-    def labels(self, x):
-        return x.sum(1) % 2  # 1 when the number of b's is odd
-
-
-class CycleNavigation(Deletang):
-    """Moves 0 = stay, 1 = +1, 2 = -1 on a cycle of 5, starting at 0; the class is the end position."""
-    name, symbols, n_classes = 'cycle_navigation', '012', 5
-
-    def labels(self, x):
-        return np.array([0, 1, -1])[x].sum(1) % 5
-
-
-class ModularArithmetic(Deletang):
-    """Numbers 0-4 alternating with + - *, odd length; the class is the value mod 5, with * binding tighter."""
-    name, symbols, n_classes = 'modular_arithmetic', '01234+-*', 5
-    allowed = 'odd lengths >= 1 (number, operator, number, ...)'
-
-    def usable(self, L):
-        return L >= 1 and L % 2 == 1
-
-    def sample(self, rng, L, n, p_one=0.5):
-        self.check_length(L)
-        x = rng.integers(0, 5, (n, L))
-        x[:, 1::2] = rng.integers(5, 8, (n, L // 2))
-        return x, self.labels(x)
-
-    def labels(self, x):
-        out = []
-        for row in x.tolist():
-            total, sign, term = 0, 1, row[0]   # sum of finished terms, sign of the open term, its product
-            for op, num in zip(row[1::2], row[2::2]):
-                if op == 7:
-                    term = term * num % 5
-                else:
-                    total, sign, term = (total + sign * term) % 5, (1 if op == 5 else -1), num
-            out.append((total + sign * term) % 5)
-        return np.array(out, dtype=np.int64)
-
-
-class DFA:
-    """A finite automaton: delta[q, s] -> q (state 0 is the start). Counting the accepted completions of every
-    state gives exact uniform sampling of the members of a given length (a uniform choice among all accepted
-    strings, made one symbol at a time with probabilities proportional to the completions left)."""
-
-    def __init__(self, delta, accept):
-        self.delta = np.array(delta, dtype=np.int64)
-        self.accept = np.array(accept, dtype=bool)
-        self.counts = [[int(a) for a in self.accept]]  # counts[t][q]: accepted strings of length t from q (exact ints)
-
-    def count(self, t):
-        while len(self.counts) <= t:
-            prev = self.counts[-1]
-            self.counts.append([sum(prev[r] for r in row) for row in self.delta.tolist()])
-        return self.counts[t]
-
-    def run(self, x):
-        q = np.zeros(len(x), dtype=np.int64)
-        for t in range(x.shape[1]):
-            q = self.delta[q, x[:, t]]
-        return self.accept[q]
-
-    def sample_members(self, rng, L, n):
-        self.count(L)
-        S = self.delta.shape[1]
-        q, x = np.zeros(n, dtype=np.int64), np.zeros((n, L), dtype=np.int64)
-        for t in range(L):
-            left = self.counts[L - t - 1]
-            # P(symbol s | state q) = completions after s / completions from q, as floats (ints can exceed 2^64)
-            table = np.array([[left[r] / max(1, self.counts[L - t][p]) for r in row]
-                              for p, row in enumerate(self.delta.tolist())])
-            cum = np.cumsum(table[q], axis=1)
-            s = np.minimum((rng.random(n)[:, None] * cum[:, -1:] >= cum).sum(1), S - 1)
-            x[:, t], q = s, self.delta[q, s]
-        return x
-
-
-class Bhattamishra:
-    """Recognition tasks of Bhattamishra et al. 2020: class 1 for members, 0 for non-members."""
-    family, train_max, test_range, n_classes = 'bhattamishra', 50, (51, 100), 2
-
-    def usable(self, L):
-        members, total = self.dfa.count(L)[0], len(self.symbols) ** L
-        return L >= 1 and 0 < members < total
-
-    def lengths(self, lo, hi):
-        return [L for L in range(lo, hi + 1) if self.usable(L)]
-
-    def check_length(self, L):
-        if not self.usable(L):
-            raise ValueError(f"task {self.name} has no members or no non-members of length {L}; "
-                             f"allowed: lengths where both exist, e.g. {self.lengths(1, 12)}")
-
-    def labels(self, x):
-        return self.dfa.run(x).astype(np.int64)
-
-    def sample(self, rng, L, n, p_one=0.5):
-        self.check_length(L)
-        pos = self.dfa.sample_members(rng, L, n // 2)
-        neg = []
-        while sum(len(a) for a in neg) < n - n // 2:  # rejection: uniform strings that are not members
-            x = rng.integers(0, len(self.symbols), (2 * n, L))
-            neg.append(x[~self.dfa.run(x)])
-        x = np.concatenate([pos, np.concatenate(neg)[:n - n // 2]])
-        y = np.concatenate([np.ones(n // 2, np.int64), np.zeros(n - n // 2, np.int64)])
-        order = rng.permutation(n)
-        return x[order], y[order]
-
-
-class Dyck(Bhattamishra):
-    """D_n of Bhattamishra et al. 2020 over the two symbols a = 0, b = 1 (as in the RegularGPT authors' task code):
-    D_0 = empty, D_n = (a D_{n-1} b)*, i.e. balanced brackets of one kind nested at most n deep, so recognising it
-    means counting the depth up to n. The automaton's state is the depth 0..n, plus a dead state n+1. Every string
-    of odd length is a non-member; those lengths have no members and are skipped like every one-class length."""
-    symbols = '01'
-
-    def __init__(self, n):
-        self.name, self.n = f'D_{n}', n
-        dead = n + 1
-        delta = [[d + 1 if d < n else dead, d - 1 if d > 0 else dead] for d in range(n + 1)] + [[dead, dead]]
-        self.dfa = DFA(delta, [d == 0 for d in range(n + 2)])
-
-
-class Tomita(Bhattamishra):
-    symbols = '01'
-
-    def __init__(self, k):
-        self.name = f'tomita_{k}'
-        if k == 3:
-            # no odd run of 1s immediately followed by an odd run of 0s. States: 0 neutral, 1 odd 1-run, 2 even 1-run,
-            # 3 odd 0-run after an odd 1-run, 4 even 0-run after an odd 1-run, 5 dead; the string end closes a run
-            self.dfa = DFA([[0, 1], [3, 2], [0, 1], [4, 5], [3, 1], [5, 5]], [1, 1, 1, 0, 1, 0])
-        elif k == 4:   # no '000': the state counts trailing 0s, 3 is dead
-            self.dfa = DFA([[1, 0], [2, 0], [3, 0], [3, 3]], [1, 1, 1, 0])
-        elif k == 5:   # even #0 and even #1: state = 2 * (#0 mod 2) + (#1 mod 2)
-            self.dfa = DFA([[2, 1], [3, 0], [0, 3], [1, 2]], [1, 0, 0, 0])
-        elif k == 6:   # (#0 - #1) mod 3 == 0: state = (#0 - #1) mod 3
-            self.dfa = DFA([[1, 2], [2, 0], [0, 1]], [1, 0, 0])
-        else:
-            raise ValueError(f"tomita_{k} is not implemented; allowed: tomita_3..tomita_6")
-
-
-TASKS = {t.name: t for t in [EvenPairs(), ModularArithmetic(), ParityCheck(), CycleNavigation(),
-                             Dyck(2), Dyck(3), Dyck(4), Dyck(12),
-                             Tomita(3), Tomita(4), Tomita(5), Tomita(6)]}
-
-
-def get_task(name):
-    if name not in TASKS:
-        raise ValueError(f"unknown task {name!r}; choose one of: {', '.join(TASKS)}")
-    return TASKS[name]
-
-
-def encode(task, text):
-    """A string of the task's symbols -> ids [1, L]."""
-    parts = list(text)
-    bad = [p for p in parts if p not in task.symbols]
-    if bad:
-        raise ValueError(f"symbol {bad[0]!r} is not in task {task.name}'s alphabet {list(task.symbols)}")
-    return np.array([[list(task.symbols).index(p) for p in parts]], dtype=np.int64)
-
-
-def label(task, text):
-    return int(task.labels(encode(task, text))[0])
-
-
-def lengths_of(task, cfg):
-    train_max = cfg['train_max_len'] or task.train_max
-    lo, hi = cfg['test_min_len'] or task.test_range[0], cfg['test_max_len'] or task.test_range[1]
-    test = task.lengths(lo, hi)
-    stride = cfg['test_stride'] or (10 if task.family == 'deletang' else 1)
-    if stride > 1:
-        test = sorted(set(test[::stride] + test[-1:]))
-    train = task.lengths(1, train_max)
-    if not train or not test:
-        raise ValueError(f"task {task.name} has no usable lengths in train 1..{train_max} or test {lo}..{hi}")
-    return train, test
-
-
-def test_rng(L, p_one=0.5):
-    # the test set depends only on the length (and P(1)), never on the model or its seed
-    return np.random.default_rng([20240, L, int(round(p_one * 1000))])
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,7 +109,7 @@ class LSTMClassifier(nn.Module):
         return self.head(self.lstm(self.emb(x))[0][:, -1])
 
 
-MODELS = ('regulargpt', 'regulargpt_cN', 'transformer', 'lstm')
+MODELS = ('regulargpt', 'regulargpt_cN', 'transformer', 'transformer_randL', 'lstm')
 
 
 def build(task, cfg):
@@ -359,15 +123,21 @@ def build(task, cfg):
         gc = GPTConfig(vocab_size=V, n_embd=cfg['n_embd'], n_head=cfg['n_head'], pe='regular', chunk_size=C,
                        dropout=cfg['dropout'], thickness=1, regular_impl='reduce', block_size=task.train_max)
         return GPTClassifier(RegularGPT(gc), S, task.n_classes, pad_base=C)
-    if name == 'transformer':
+    if name == 'transformer' or name.startswith('transformer_rand'):
         if cfg['transformer_pe'] == 'regular':
             raise ValueError("transformer_pe='regular' is RegularGPT's; use --model=regulargpt")
+        # transformer_randL: positions a sorted random subset of [0, L) (Ruoss et al. 2023), L above every test length
+        rand = name[len('transformer_rand'):] if name != 'transformer' else '0'
+        if not rand.isdigit() or (name != 'transformer' and int(rand) < task.test_range[1]):
+            raise ValueError(f"unknown model {name!r}: transformer_randL needs L >= the longest test length "
+                             f"{task.test_range[1]}, e.g. transformer_rand1024")
         gc = GPTConfig(vocab_size=V, n_embd=cfg['n_embd'], n_head=cfg['n_head'], n_layer=cfg['n_layer'],
-                       dropout=cfg['dropout'], pe=cfg['transformer_pe'], block_size=task.train_max)
+                       dropout=cfg['dropout'], pe=cfg['transformer_pe'], block_size=task.train_max,
+                       randomized_positions=int(rand))
         return GPTClassifier(GPT(gc), S, task.n_classes)
     if name == 'lstm':
         return LSTMClassifier(S, task.n_classes, cfg['lstm_hidden'])
-    raise ValueError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)} (N = chunk size)")
+    raise ValueError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)} (N = chunk size, L = L_max)")
 
 
 def chunk_of(model, chunk_size):
@@ -387,7 +157,7 @@ def run_name(cfg):
 
 @torch.no_grad()
 def accuracy(model, task, L, n, batch, p_one=0.5):
-    x, y = task.sample(test_rng(L, p_one), L, n, p_one)
+    x, y = task.test_set(L, n, p_one)
     correct = 0
     for s in range(0, n, batch):
         pred = model(torch.from_numpy(x[s:s + batch])).argmax(-1)
@@ -405,7 +175,8 @@ def evaluate(model, task, lengths, cfg, p_one=0.5):
 def train_run(cfg, plot=True):
     """Train one (task, model, seed), evaluate at every test length, write out_dir/<run>.json (and plots)."""
     task = get_task(cfg['task'])
-    train_lengths, test_lengths = lengths_of(task, cfg)
+    train_lengths, test_lengths = task.length_ranges(cfg['train_max_len'], cfg['test_min_len'], cfg['test_max_len'],
+                                                     cfg['test_stride'])
     torch.manual_seed(cfg['seed'])
     rng = np.random.default_rng(cfg['seed'])
     model = build(task, cfg)
@@ -433,7 +204,7 @@ def train_run(cfg, plot=True):
                n_test_lengths=len(test_lengths), train_time_s=round(train_time, 1),
                n_params=sum(p.numel() for p in model.parameters()),
                loss_curve=[float(np.mean(losses[i:i + 50])) for i in range(0, len(losses), 50)],
-               config={k: v for k, v in cfg.items() if k not in ('tasks', 'models', 'seeds') and not k.startswith('bench')})
+               config={k: v for k, v in cfg.items() if k not in ('tasks', 'models', 'seeds')})
     if task.name == 'parity_check' and cfg['p_sweep']:  # Table 6.2: same length (train max) and extrapolation
         res['p_sweep'] = {str(p): dict(same=evaluate(model, task, train_lengths[-1:], cfg, p)[train_lengths[-1]],
                                        extrapolation=float(np.mean(list(evaluate(model, task, test_lengths[::cfg['sweep_stride']], cfg, p).values()))))
@@ -441,16 +212,14 @@ def train_run(cfg, plot=True):
     res['eval_time_s'] = round(time.time() - t0, 1)
     os.makedirs(cfg['out_dir'], exist_ok=True)
     path = os.path.join(cfg['out_dir'], run_name(cfg))
-    if isinstance(model.net if hasattr(model, 'net') else None, RegularGPT) and cfg['analyze'] \
-            and task.name in ('parity_check', 'cycle_navigation'):
+    if isinstance(getattr(model, 'net', None), RegularGPT) and cfg['analyze'] and task.has_window_state:
         res['pca'] = pca_plot(model, task, path + '_pca.png', L=cfg['analyze_len'])
         res['erf'] = erf_plot(model, task, path + '_erf.png',
                               sorted({train_lengths[-1], cfg['analyze_len'] // 2, cfg['analyze_len']}))
     with open(path + '.json', 'w') as f:
         json.dump(res, f, indent=1)
     if cfg['save_model']:
-        torch.save(model.state_dict(), path + '.pt.tmp')
-        os.replace(path + '.pt.tmp', path + '.pt')  # an interrupted save leaves the previous file whole
+        save_checkpoint(model.state_dict(), path + '.pt')  # atomic: an interrupted save leaves the previous file whole
     if plot:
         plot_lengths({cfg['model']: [res]}, task.name, path + '.png', cfg['chunk_size'])
     print(f"{run_name(cfg)}: extrapolation accuracy {100 * res['score']:.1f}% over {len(test_lengths)} lengths "
@@ -462,21 +231,13 @@ def train_run(cfg, plot=True):
 # Analysis: PCA of layer outputs (Figure 6.3), receptive field by input gradients (Figure 6.4a)
 # --------------------------------------------------------------------------------------------
 
-def window_state(task, x, i, width):
-    """The transition of the tokens x[i-width+1 .. i] (clipped at 0): parity of b's or net cycle move mod 5."""
-    w = x[max(0, i - width + 1):i + 1]
-    return int(w.sum() % 2) if task.name == 'parity_check' else int(np.array([0, 1, -1])[w].sum() % 5)
-
-
 @torch.no_grad()
 def pca_plot(model, task, png, L=500, n=4):
     """Every layer's output at every position of n length-L strings, projected on the top two principal
     components (numpy SVD). With C = 2, layer l at position i should encode the transition of the last
-    2^(l+1) tokens (thesis 6.6.2), so points are coloured by that transition; returns how much of the
+    2^(l+1) tokens (thesis 6.6.2-6.6.3), so points are coloured by that transition; returns how much of the
     2-D variance the transition explains (between-class / total)."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
+    pyplot = plt()
     net, C = model.net, model.net.config.chunk_size
     x, _ = task.sample(np.random.default_rng(7), L, n)
     xp = model.prepare(torch.from_numpy(x))
@@ -484,7 +245,7 @@ def pca_plot(model, task, png, L=500, n=4):
     net.eval()
     net(xp, targets=xp, impl='gather', collect=outs)
     H = torch.stack(outs, 1)[:, :, -L:].numpy()           # [n, layers, L, D], pad positions dropped
-    lab = np.array([[[window_state(task, x[b], i, C ** (l + 1)) for i in range(L)] for l in range(H.shape[1])]
+    lab = np.array([[[task.window_state(x[b], i, C ** (l + 1)) for i in range(L)] for l in range(H.shape[1])]
                     for b in range(n)])
     Z = H.reshape(-1, H.shape[-1])
     Z = Z - Z.mean(0)
@@ -492,7 +253,7 @@ def pca_plot(model, task, png, L=500, n=4):
     P, lab = Z @ Vt[:2].T, lab.reshape(-1)
     between = sum((lab == k).sum() * ((P[lab == k].mean(0)) ** 2).sum() for k in np.unique(lab))
     explained = float(between / (P ** 2).sum())
-    fig, ax = plt.subplots(figsize=(4.5, 4))
+    fig, ax = pyplot.subplots(figsize=(4.5, 4))
     keep = np.random.default_rng(0).permutation(len(P))[:4000]
     sc = ax.scatter(P[keep, 0], P[keep, 1], c=lab[keep], cmap='tab10', s=4, vmin=0, vmax=9)
     ax.legend(*sc.legend_elements(), title='transition', fontsize=7, loc='best')
@@ -502,7 +263,7 @@ def pca_plot(model, task, png, L=500, n=4):
     ax.set_xlabel('PC1'), ax.set_ylabel('PC2')
     fig.tight_layout()
     fig.savefig(png, dpi=80)
-    plt.close(fig)
+    pyplot.close(fig)
     model.train()
     return dict(png=os.path.basename(png), pc12_variance=float((s[:2] ** 2).sum() / (s ** 2).sum()),
                 transition_explains=explained, n_classes_seen=int(len(np.unique(lab))))
@@ -521,10 +282,8 @@ def normalized_gradient(model, x, y):
 
 
 def erf_plot(model, task, png, lengths=(40, 200, 500), n=32):
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    pyplot = plt()
+    fig, ax = pyplot.subplots(figsize=(4.5, 3.5))
     out = {}
     for L in lengths:
         x, y = task.sample(np.random.default_rng(L), L, n)
@@ -538,16 +297,14 @@ def erf_plot(model, task, png, lengths=(40, 200, 500), n=32):
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=80)
-    plt.close(fig)
+    pyplot.close(fig)
     return out
 
 
 def plot_lengths(results, task, png, chunk_size):
     """results: model -> list of run dicts (seeds); the mean accuracy per test length, one line per model."""
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    pyplot = plt()
+    fig, ax = pyplot.subplots(figsize=(5, 3.2))
     for i, (m, runs) in enumerate(results.items()):
         Ls = sorted(int(k) for k in runs[0]['per_length'])
         acc = np.mean([[r['per_length'][str(L)] for L in Ls] for r in runs], 0)
@@ -565,11 +322,11 @@ def plot_lengths(results, task, png, chunk_size):
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(png, dpi=80)
-    plt.close(fig)
+    pyplot.close(fig)
 
 
 # --------------------------------------------------------------------------------------------
-# Table mode (Tables 6.1 and 6.2) and bench mode
+# Table mode (Tables 6.1 and 6.2)
 # --------------------------------------------------------------------------------------------
 
 # Table 6.1 of the thesis, Max / Avg over 3 seeds (%): RNN, Transformer, RegularGPT C=2, RegularGPT C=3
@@ -607,8 +364,7 @@ def table(cfg):
                     continue
                 runs.setdefault(t, {}).setdefault(m, []).append(res)
     thesis = ['thesis RNN', 'thesis Transformer', 'thesis RegularGPT C=2', 'thesis RegularGPT C=3']
-    lines = ['| Task | ' + ' | '.join(cfg['models'] + thesis) + ' |', '|---|' + '---|' * (len(cfg['models']) + 4)]
-    summary = {}
+    rows, summary = [], {}
     for t in cfg['tasks']:
         cells = []
         for m in cfg['models']:
@@ -620,21 +376,20 @@ def table(cfg):
             drop = sorted({r.get('config', {}).get('dropout', 0.0) for r in runs[t][m]})  # tuned per task (README)
             note = ', dropout ' + '/'.join(f'{d:g}' for d in drop) if drop != [0.0] else ''
             cells.append(f'{max(sc):.1f} / {np.mean(sc):.1f} ({len(sc)}{note})')
-        lines.append(f'| {t} | ' + ' | '.join(cells + list(THESIS_6_1[t])) + ' |')
+        rows.append([t] + cells + list(THESIS_6_1[t]))
         if runs.get(t):
             plot_lengths(runs[t], t, os.path.join(cfg['out_dir'], f'{t}_lengths.png'), cfg['chunk_size'])
     text = ('Extrapolation accuracy, Max / Avg over seeds (number of seeds), in %: Deletang tasks trained on 1..40 and '
-            'tested on 41..500, Bhattamishra tasks trained on 1..50 and tested on 51..100.\n\n' + '\n'.join(lines) + '\n')
+            'tested on 41..500, Bhattamishra tasks trained on 1..50 and tested on 51..100.\n\n' +
+            md_table(['Task'] + cfg['models'] + thesis, rows))
     sweep = [(m, r['p_sweep']) for m in cfg['models'] for r in runs.get('parity_check', {}).get(m, []) if 'p_sweep' in r]
     if sweep:
         ps = list(sweep[0][1])
         text += '\nPARITY with P(sigma_i = 1) changed at test time (Table 6.2), mean over seeds, in %:\n\n'
-        text += '| Setting | Model | ' + ' | '.join(ps) + ' |\n|---|---|' + '---|' * len(ps) + '\n'
-        for setting in ('same', 'extrapolation'):
-            for m in cfg['models']:
-                rs = [sw for mm, sw in sweep if mm == m]
-                if rs:
-                    text += f'| {setting} | {m} | ' + ' | '.join(f"{100 * np.mean([r[p][setting] for r in rs]):.1f}" for p in ps) + ' |\n'
+        rows = [[setting, m] + [f"{100 * np.mean([r[p][setting] for r in rs]):.1f}" for p in ps]
+                for setting in ('same', 'extrapolation') for m in cfg['models']
+                for rs in [[sw for mm, sw in sweep if mm == m]] if rs]
+        text += md_table(['Setting', 'Model'] + ps, rows)
     by_depth = {}  # (task, model) -> {levels: accuracies}; errors that grow with depth beyond training show here
     chunks = {m: chunk_of(m, cfg['chunk_size']) for m in cfg['models']}
     for t in cfg['tasks']:
@@ -645,12 +400,10 @@ def table(cfg):
     if by_depth:
         cols = sorted({d for v in by_depth.values() for d in v})
         text += ('\nRegularGPT accuracy by depth (ceil(log_C L) levels; the training lengths reach "train"), '
-                 'mean over seeds and lengths, in %:\n\n| Task | Model | train | ' +
-                 ' | '.join(f'{d} levels' for d in cols) + ' |\n|---|---|---|' + '---|' * len(cols) + '\n')
-        for (t, m), v in by_depth.items():
-            train = n_levels(runs[t][m][0]['train_lengths'][1], chunks[m])
-            text += f'| {t} | {m} | {train} | ' + ' | '.join(f'{100 * np.mean(v[d]):.1f}' if d in v else ''
-                                                             for d in cols) + ' |\n'
+                 'mean over seeds and lengths, in %:\n\n')
+        rows = [[t, m, n_levels(runs[t][m][0]['train_lengths'][1], chunks[m])] +
+                [f'{100 * np.mean(v[d]):.1f}' if d in v else '' for d in cols] for (t, m), v in by_depth.items()]
+        text += md_table(['Task', 'Model', 'train'] + [f'{d} levels' for d in cols], rows)
     with open(os.path.join(cfg['out_dir'], 'table.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(cfg['out_dir'], 'table.json'), 'w') as f:
@@ -658,65 +411,15 @@ def table(cfg):
     print(text)
 
 
-@torch.no_grad()
-def bench(cfg):
-    """Forward time of one length-T string through RegularGPT per implementation, all in the same process."""
-    rows, out = [], {}
-    torch.manual_seed(0)
-    net = RegularGPT(GPTConfig(vocab_size=16, n_embd=cfg['bench_embd'], n_head=cfg['bench_head'], pe='regular',
-                               chunk_size=cfg['chunk_size'])).eval()
-    for impl in cfg['bench_impls']:
-        if impl not in ('plain', 'gather', 'reduce'):
-            raise ValueError(f"unknown bench impl {impl!r}; choose from plain, gather, reduce")
-    for T in cfg['bench_lengths']:
-        x = torch.randint(0, 16, (1, T))
-        for impl in cfg['bench_impls']:
-            net(x[:, :64], impl=impl)  # warm-up
-            times = []
-            for _ in range(cfg['bench_repeats']):
-                t0 = time.perf_counter()
-                net(x, impl=impl)
-                times.append(time.perf_counter() - t0)
-            out[f'{T}/{impl}'] = min(times)
-            print(f'T={T} {impl}: {min(times):.3f}s', flush=True)
-    L = {T: n_levels(T, cfg['chunk_size']) for T in cfg['bench_lengths']}
-    lines = [f"RegularGPT forward on CPU ({torch.get_num_threads()} thread), batch 1, n_embd={cfg['bench_embd']}, "
-             f"{cfg['bench_head']} heads, C={cfg['chunk_size']}, K=1; best of {cfg['bench_repeats']}, seconds:\n",
-             '| T | layers | ' + ' | '.join(cfg['bench_impls']) + ' | ' +
-             ' | '.join(f'plain / {i}' for i in cfg['bench_impls'] if i != 'plain') +
-             ' | gather us / (T*C*log_C T) |',
-             '|---|---|' + '---|' * (2 * len(cfg['bench_impls']))]
-    for T in cfg['bench_lengths']:
-        r = [f"{out[f'{T}/{i}']:.3f}" for i in cfg['bench_impls']]
-        ratios = [f"{out[f'{T}/plain'] / out[f'{T}/{i}']:.1f}x" for i in cfg['bench_impls'] if i != 'plain'] \
-            if 'plain' in cfg['bench_impls'] else []
-        per = f"{1e6 * out[f'{T}/gather'] / (T * cfg['chunk_size'] * L[T]):.2f}" if 'gather' in cfg['bench_impls'] else '-'
-        lines.append(f'| {T} | {L[T]} | ' + ' | '.join(r + ratios) + f' | {per} |')
-    text = '\n'.join(lines) + '\n'
-    os.makedirs(cfg['out_dir'], exist_ok=True)
-    with open(os.path.join(cfg['out_dir'], 'bench.md'), 'w') as f:
-        f.write(text)
-    with open(os.path.join(cfg['out_dir'], 'bench.json'), 'w') as f:
-        json.dump(dict(seconds=out, config={k: cfg[k] for k in cfg if k.startswith('bench') or k == 'chunk_size'}), f, indent=1)
-    print(text)
-
-
-def main(argv):
-    cfg = parse_config(DEFAULTS, argv)
+def main(cfg):
     torch.set_num_threads(cfg['threads'])
     if cfg['mode'] == 'train':
-        get_task(cfg['task'])
-        train_run(cfg)
-    elif cfg['mode'] == 'table':
-        table(cfg)
-    elif cfg['mode'] == 'bench':
-        bench(cfg)
-    else:
-        raise ConfigError(f"unknown mode {cfg['mode']!r}; choose one of: train, table, bench")
+        return train_run(cfg)
+    if cfg['mode'] == 'table':
+        return table(cfg)
+    raise ConfigError(f"unknown mode {cfg['mode']!r}; allowed: train, table (the RegularGPT forward-time benchmark "
+                      f"is bench.py's --mode=regular)")
 
 
 if __name__ == '__main__':
-    try:
-        main(sys.argv[1:])
-    except (ConfigError, ValueError) as e:
-        sys.exit(f'error: {e}')
+    config.run(main, DEFAULTS, __doc__)

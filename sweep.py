@@ -6,7 +6,7 @@ Run a grid of experiments, one torch thread per run and `jobs` runs at a time, a
 
 Every point of `grid` (all combinations of its values) becomes one command:
   python <script> <args...> --key=value ...   (plus `--out_dir=<out_dir>` when out_dir is set)
-with `{key}` in out_dir and log replaced by the point's values. A run that finished (its log has a `.done` file
+with `{key}` in args, out_dir and log replaced by the point's values. A run that finished (its log has a `.done` file
 beside it) is skipped, so an interrupted sweep continues where it stopped; train.py runs get --init_from=auto
 and resume from their last checkpoint. Progress goes to the terminal, each run's output to its log.
 """
@@ -35,7 +35,7 @@ def points(grid):
 
 
 def command(cfg, point):
-    argv = [sys.executable, cfg['script']] + list(cfg['args']) + [f'--{k}={v}' for k, v in point.items()]
+    argv = [sys.executable, cfg['script']] + [a.format(**point) for a in cfg['args']] + [f'--{k}={v}' for k, v in point.items()]
     out = cfg['out_dir'].format(**point)
     if out:
         argv.append(f'--out_dir={out}')

@@ -15,22 +15,23 @@ import json
 import math
 import os
 import random
-import sys
 import time
-from contextlib import nullcontext
 
 import numpy as np
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from config import ConfigError, parse_config
-from model import GPTConfig, POSITIONAL_ENCODINGS, make_model
+from common import (data_folder, forward_backward, load_meta, optimizer_step, pick_device, precision,
+                    read_checkpoint, save_checkpoint, split_path)
+from config import ConfigError, run
+from model import GPTConfig, make_model
 
 DEFAULTS = dict(
     # I/O
     out_dir='out',
-    init_from='scratch',  # 'scratch', 'resume' (from out_dir/ckpt.pt), or 'auto' (resume if that file exists)
+    init_from='scratch',  # 'scratch', 'resume' (out_dir/ckpt.pt), 'auto' (resume if it exists), or a checkpoint to fine-tune
+    flex=True,  # on CUDA, attention with a bias through FlexAttention (False: SDPA with float masks)
     eval_interval=250,  # estimate losses, write the logs and the checkpoint every this many iterations
     eval_iters=50,  # batches per split in each loss estimate
     log_interval=10,  # log the training loss of every this many iterations
@@ -63,6 +64,8 @@ for _f in dataclasses.fields(GPTConfig):
 DEFAULTS['vocab_size'] = None  # None means meta.json's vocab_size
 DEFAULTS['bipe_sep_ids'] = None  # None means meta.json's sep_ids, else GPTConfig's default
 LOG_FIELDS = ['iter', 'train_loss', 'val_loss', 'lr', 'time']
+# model settings a fine-tune (init_from=<checkpoint>) takes from the config; every other one is the checkpoint's
+FINETUNE_KEYS = ('block_size', 'dropout', 'window', 'rope_scaling', 'rope_scale', 'rope_original_len', 'randomized_positions')
 
 
 def get_lr(it, cfg):
@@ -93,31 +96,6 @@ def get_batch(path, offsets, block_size, device):
     if device.startswith('cuda'):
         return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
     return x, y
-
-
-def forward_backward(model, batches, ctx, scaler):
-    """Accumulate the gradient of the mean loss over the micro-batches and return that mean loss (detached).
-    Under DDP the gradients are all-reduced (averaged over processes) only during the last backward."""
-    total = 0.0
-    for i, (x, y) in enumerate(batches):
-        if isinstance(model, DDP):
-            model.require_backward_grad_sync = i == len(batches) - 1
-        with ctx:
-            _, loss = model(x, y)
-            loss = loss / len(batches)
-        scaler.scale(loss).backward()
-        total = total + loss.detach()
-    return total
-
-
-def optimizer_step(model, optimizer, scaler, grad_clip):
-    """Clip the (unscaled) gradient norm to grad_clip (0: no clipping), step, and clear the gradients."""
-    if grad_clip > 0:
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    scaler.step(optimizer)
-    scaler.update()
-    optimizer.zero_grad(set_to_none=True)
 
 
 @torch.no_grad()
@@ -159,17 +137,6 @@ def set_rng_state(state):
         torch.cuda.set_rng_state(state['cuda'])
 
 
-def save_checkpoint(obj, path):
-    """Write to path.tmp, then rename: a crash mid-write leaves the previous checkpoint whole."""
-    tmp = path + '.tmp'
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
-
 def write_log(out_dir, rows, new_row=None):
     """Append new_row (the last of rows) to log.csv, or rewrite it whole when there is none; rewrite log.json."""
     with open(os.path.join(out_dir, 'log.csv'), 'w' if new_row is None else 'a', newline='') as f:
@@ -205,29 +172,18 @@ def plot_losses(rows, path, bytes_tokenizer, title=''):
     plt.close(fig)
 
 
-def pick_device(device):
-    return device if device != 'auto' else ('cuda' if torch.cuda.is_available() else 'cpu')
-
-
-def precision(device_type, dtype):
-    """Resolve dtype='auto' and return (name, autocast context): bf16 where supported, fp16 on older GPUs
-    (the caller then needs a GradScaler), float32 on CPU."""
-    if dtype == 'auto':
-        dtype = 'float32' if device_type == 'cpu' else ('bfloat16' if torch.cuda.is_bf16_supported() else 'float16')
-    if dtype == 'float32':
-        return dtype, nullcontext()
-    return dtype, torch.autocast(device_type=device_type, dtype=getattr(torch, dtype))
-
-
 def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
-                         ('backend', ('auto', 'nccl', 'gloo')), ('pe', tuple(POSITIONAL_ENCODINGS))]:
-        if key in cfg and cfg[key] not in allowed:
-            raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(map(str, allowed))}")
+                         ('backend', ('auto', 'nccl', 'gloo'))]:
+        if key in cfg and cfg[key] not in allowed and not (key == 'init_from' and os.path.exists(cfg[key])):
+            raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(allowed)}"
+                              + (', or an existing checkpoint to fine-tune' if key == 'init_from' else ''))
     for key in ('max_iters', 'eval_interval', 'eval_iters', 'log_interval', 'batch_size',
                 'gradient_accumulation_steps'):
         if cfg[key] < (0 if key == 'max_iters' else 1):
             raise ConfigError(f"{key}={cfg[key]} must be positive")
+    # the model settings, before any data is read: a bad one fails at once, naming the value
+    GPTConfig(**{f.name: cfg[f.name] for f in dataclasses.fields(GPTConfig) if cfg.get(f.name) is not None})
 
 
 def main(cfg):
@@ -271,20 +227,16 @@ def _train(cfg, device, ddp, rank, world):
         os.makedirs(out_dir, exist_ok=True)
 
     # --- data ------------------------------------------------------------------------------------
-    data_dir = cfg['data_dir'] or os.path.join('data', cfg['dataset'])
-    paths = {split: os.path.join(data_dir, f'{split}.bin') for split in ('train', 'val')}
-    for split, path in paths.items():
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no {path}: prepare the data first (python data/{cfg['dataset']}/prepare.py)")
+    data_dir = data_folder(cfg['dataset'], cfg['data_dir'])
+    paths = {split: split_path(data_dir, split) for split in ('train', 'val')}
     n_tokens = {split: len(np.memmap(path, dtype=np.uint16, mode='r')) for split, path in paths.items()}
     for split, n in n_tokens.items():
         if n <= cfg['block_size'] + 1:
             raise ConfigError(f"{paths[split]} has {n} tokens, not more than block_size+1 = {cfg['block_size'] + 1}")
-    meta_path = os.path.join(data_dir, 'meta.json')
-    meta = json.load(open(meta_path)) if os.path.exists(meta_path) else {}
+    meta = load_meta(data_dir)
     if cfg['vocab_size'] is None:
         if 'vocab_size' not in meta:
-            raise ConfigError(f"vocab_size is not set and {meta_path} does not give it")
+            raise ConfigError(f"vocab_size is not set and {os.path.join(data_dir, 'meta.json')} does not give it")
         cfg['vocab_size'] = meta['vocab_size']
     if cfg['bipe_sep_ids'] is None:
         cfg['bipe_sep_ids'] = meta.get('sep_ids', GPTConfig.bipe_sep_ids)
@@ -302,10 +254,23 @@ def _train(cfg, device, ddp, rank, world):
         model_args = {k: cfg[k] for k in model_fields}
         model = make_model(GPTConfig(**model_args))
         iter_num, best_val_loss, log_rows, elapsed, ckpt = 0, float('inf'), [], 0.0, None
+    elif cfg['init_from'] != 'resume':
+        # fine-tune a trained model (e.g. RoPE extension at a longer length): its weights and architecture, the
+        # config's settings that leave the weights' shapes alone, a fresh optimizer from iteration 0
+        src = read_checkpoint(cfg['init_from'])
+        model_args = dict(src['model_args'], **{k: cfg[k] for k in FINETUNE_KEYS})
+        if model_args['rope_scaling'] and not model_args['rope_original_len']:
+            model_args['rope_original_len'] = src['model_args']['block_size']  # YaRN's ramp counts from here
+        model = make_model(GPTConfig(**model_args))
+        model.load_state_dict(src['model'])
+        iter_num, best_val_loss, log_rows, elapsed, ckpt = 0, float('inf'), [], 0.0, None
+        if master:
+            print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
+                  + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))
     else:
         if not os.path.exists(ckpt_path):
             raise FileNotFoundError(f"init_from='resume' but there is no {ckpt_path}")
-        ckpt = torch.load(ckpt_path, map_location='cpu', weights_only=True)
+        ckpt = read_checkpoint(ckpt_path)
         model_args = ckpt['model_args']  # the architecture is the checkpoint's, whatever the config says
         changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
         if master and changed:
@@ -329,6 +294,7 @@ def _train(cfg, device, ddp, rank, world):
             print(f"note: checkpoint was written by {len(ckpt['rng'])} processes, not {world}: "
                   f"the data order continues exactly, dropout randomness does not")
         del ckpt
+    model.set_attention(flex=cfg['flex'])
     eval_model = torch.compile(model) if cfg['compile'] else model  # `model` stays the plain GPT for saving
     train_model = DDP(eval_model, device_ids=[torch.device(device).index] if device_type == 'cuda' else None,
                       broadcast_buffers=False) if ddp else eval_model
@@ -407,7 +373,4 @@ def _train(cfg, device, ddp, rank, world):
 
 
 if __name__ == '__main__':
-    try:
-        main(parse_config(DEFAULTS, sys.argv[1:]))
-    except (ConfigError, FloatingPointError, FileNotFoundError) as e:
-        sys.exit(f'error: {e}')
+    run(main, DEFAULTS, __doc__)

@@ -55,9 +55,50 @@ def test_bad_key_in_file(tmp_path):
         parse_config(DEFAULTS, [str(path)])
 
 
+def test_lists_take_comma_separated_values_with_typed_elements():
+    defaults = dict(lengths=[1.0, 2.0], ckpt=[], seeds=[0], name='x')
+    cfg = parse_config(defaults, ['--lengths=1,2,4', '--ckpt=out/a,out/lm/*-s0', '--seeds=3'])
+    assert cfg['lengths'] == [1.0, 2.0, 4.0] and all(isinstance(v, float) for v in cfg['lengths'])
+    assert cfg['ckpt'] == ['out/a', 'out/lm/*-s0'] and cfg['seeds'] == [3]
+    assert parse_config(defaults, ['--ckpt=out/a'])['ckpt'] == ['out/a']
+    with pytest.raises(ConfigError, match=r"'seeds'.*int.*'x'"):
+        parse_config(defaults, ['--seeds=1,x'])
+
+
+def test_other_file_keys_are_skipped_only_when_asked(tmp_path):
+    path = tmp_path / 'train_config.py'
+    path.write_text("max_iters = 7\neval_interval = 3\n")
+    assert parse_config(DEFAULTS, [str(path)], other_file_keys=True)['max_iters'] == 7
+    with pytest.raises(ConfigError, match="unknown config key 'eval_interval'"):
+        parse_config(DEFAULTS, [str(path)])
+    with pytest.raises(ConfigError, match="unknown config key 'eval_interval'"):
+        parse_config(DEFAULTS, ['--eval_interval=3'], other_file_keys=True)
+
+
+def test_help_lists_keys_with_their_comments(tmp_path, monkeypatch):
+    script = tmp_path / 'script.py'
+    script.write_text("DEFAULTS = dict(\n    lr=0.1,  # the step size\n    name='a',\n)\n")
+    monkeypatch.setattr('sys.argv', [str(script), '--help'])
+    with pytest.raises(SystemExit) as e:
+        parse_config(dict(lr=0.1, name='a'), ['--help'], doc='A script.')
+    assert str(e.value).startswith('A script.') and "--lr=0.1  # the step size" in str(e.value)
+    assert "--name='a'" in str(e.value)
+
+
 def test_real_config_files_are_valid():
     import train
+    import sweep
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for name in ('tiny', 'test', 'thesis_162m'):
-        cfg = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', f'{name}.py')])
-        assert cfg['max_iters'] > 0
+    tiny = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', 'tiny.py')])
+    assert (tiny['n_layer'], tiny['n_embd'], tiny['block_size'], tiny['pe']) == (4, 128, 256, 'alibi')
+    thesis = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')])
+    assert (thesis['n_layer'], thesis['block_size'], thesis['pe'], thesis['chunk_size']) == (12, 512, 'regular', 128)
+    runs = dict(sweep_lm_tiny=24, sweep_dyck=36, sweep_lm_wave2=12, sweep_lm_rope_ssmax=3, sweep_lm_rope_random=3,
+                sweep_rope_finetune=9, sweep_deletang_random=12, sweep_demo=2)
+    assert sorted(runs) == sorted(f[:-3] for f in os.listdir(os.path.join(root, 'configs')) if f.startswith('sweep_'))
+    for name, n in runs.items():
+        cfg = parse_config(sweep.DEFAULTS, [os.path.join(root, 'configs', f'{name}.py')])
+        assert len(sweep.points(cfg['grid'])) == n
+        script_defaults = __import__(cfg['script'][:-3]).DEFAULTS  # every run's arguments are keys of its script
+        for argv, _ in (sweep.command(cfg, p) for p in sweep.points(cfg['grid'])):
+            parse_config(script_defaults, [a for a in argv[2:] if not a.startswith('--init_from=out/')])

@@ -1,25 +1,32 @@
 """
-data/: the prepare scripts, run as a user would (subprocess), on small hand-made inputs. CPU, no network.
-The checks decode the bins and compare them with the inputs, not with the scripts' own helpers.
+data/prepare.py, run as a user would (python -m data.prepare, from the repository root) on small hand-made inputs,
+or through main(cfg) where a test swaps a library out. CPU, no network: every output goes to a tmp folder.
+The checks decode the bins and compare them with the inputs, not with the script's own helpers.
 """
 import os
 import sys
 import json
-import importlib.util
 import subprocess
 from collections import Counter
 
 import numpy as np
 import pytest
 
+from config import ConfigError, parse_config
+from data import prepare
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = ('train', 'val', 'test')
 META_KEYS = {'tokenizer', 'vocab_size', 'sep_ids', 'eot', 'docs', 'tokens', 'source'}
 
 
-def run(script, *args):
-    return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+def run(*args, env=None):
+    return subprocess.run([sys.executable, '-m', 'data.prepare', *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def main(tmp_path, *args):
+    return prepare.main(parse_config(prepare.DEFAULTS, [f'--out_dir={tmp_path / "out"}', *args]))
 
 
 def load_split(out_dir, split):
@@ -73,11 +80,11 @@ def test_pycode_small_tree(tmp_path):
            'pkg1/empty.py': b'', 'site-packages/other.py': b'import other\n', 'pkg2/notes.txt': b'not python\n'}
     src = tmp_path / 'src'
     write_tree(src, {**good, **bad})
-    outs = [tmp_path / 'out1', tmp_path / 'out2']
-    for out in outs:
-        r = run('data/pycode/prepare.py', f'--src_dir={src}', f'--out_dir={out}')
-        assert r.returncode == 0, r.stderr
-        assert '80 files kept' in r.stdout
+    outs = [tmp_path / 'out1', tmp_path / 'out']
+    r = run('--corpus=pycode', f'--src_dir={src}', f'--out_dir={outs[0]}')
+    assert r.returncode == 0, r.stderr
+    assert '80 files kept' in r.stdout
+    main(tmp_path, f'--src_dir={src}')  # the same again, in-process, into outs[1]
     got = check_byte_corpus(outs[0], list(good.values()))
     # within a split, files come in sorted path order
     order = {data: rel for rel, data in good.items()}
@@ -90,7 +97,7 @@ def test_pycode_small_tree(tmp_path):
 
 
 def test_pycode_stdlib_max_files(tmp_path):
-    r = run('data/pycode/prepare.py', '--max_files=300', f'--out_dir={tmp_path}')
+    r = run('--max_files=300', f'--out_dir={tmp_path}')  # pycode is the default corpus
     assert r.returncode == 0, r.stderr
     meta = json.loads((tmp_path / 'meta.json').read_text())
     assert sum(meta['docs'].values()) == 300 and 'stdlib' in meta['source']
@@ -112,60 +119,109 @@ def test_hf_jsonl_bytes(tmp_path):
     rows.insert(5, {'text': ''})            # empty: dropped
     rows.insert(9, {'text': 'has a \0 nul'})  # would collide with eot 0: dropped
     path.write_text(''.join(json.dumps(r) + '\n' for r in rows), encoding='utf-8')
-    outs = [tmp_path / 'out1', tmp_path / 'out2']
-    for out in outs:
-        r = run('data/openwebtext2/prepare.py', f'--text_file={path}', '--tokenizer=bytes', f'--out_dir={out}')
-        assert r.returncode == 0, r.stderr
+    outs = [tmp_path / 'out1', tmp_path / 'out']
+    r = run('--corpus=openwebtext2', f'--text_file={path}', '--tokenizer=bytes', f'--out_dir={outs[0]}')
+    assert r.returncode == 0, r.stderr
+    main(tmp_path, '--corpus=openwebtext2', f'--text_file={path}', '--tokenizer=bytes')  # again, into outs[1]
     check_byte_corpus(outs[0], [d.encode('utf-8') for d in docs])
     for name in sorted(os.listdir(outs[0])):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
     # --max_docs caps what is read
-    r = run('data/arxiv/prepare.py', f'--text_file={path}', '--tokenizer=bytes', '--max_docs=2',
-            f'--out_dir={tmp_path / "small"}')
-    assert r.returncode != 0 and 'no documents' in r.stderr  # 2 docs cannot fill three splits, and it says so
-    assert not (tmp_path / 'small' / 'meta.json').exists()
+    with pytest.raises(ValueError, match="split 'val' got no documents \\(2 in all\\)"):  # 2 cannot fill 3 splits
+        main(tmp_path / 'small', '--corpus=arxiv', f'--text_file={path}', '--tokenizer=bytes', '--max_docs=2')
+    assert not (tmp_path / 'small' / 'out' / 'meta.json').exists()
 
 
 def test_hf_txt_bytes(tmp_path):
     docs = hf_docs()
     path = tmp_path / 'books.txt'
     path.write_text('<|endoftext|>\n'.join(docs), encoding='utf-8')
-    r = run('data/pg19/prepare.py', f'--text_file={path}', '--tokenizer=bytes', f'--out_dir={tmp_path / "out"}')
-    assert r.returncode == 0, r.stderr
+    main(tmp_path, '--corpus=pg19', f'--text_file={path}', '--tokenizer=bytes')
     check_byte_corpus(tmp_path / 'out', [d.encode('utf-8') for d in docs])
 
 
 def test_unknown_tokenizer(tmp_path):
     path = tmp_path / 'x.txt'
     path.write_text('hello\n')
-    r = run('data/github/prepare.py', f'--text_file={path}', '--tokenizer=sentencepiece', f'--out_dir={tmp_path}')
+    r = run('--corpus=github', f'--text_file={path}', '--tokenizer=sentencepiece', f'--out_dir={tmp_path}')
     assert r.returncode != 0
     assert 'sentencepiece' in r.stderr and 'bytes' in r.stderr and 'gpt2' in r.stderr
     assert 'Traceback' not in r.stderr
     assert not (tmp_path / 'train.bin').exists()
 
 
-def test_gpt2_unavailable_message(monkeypatch, capsys):
-    # offline, tiktoken cannot fetch its BPE files; that must end in one clear line, not a traceback
+
+
+def test_hash_split_by_hand():
+    # md5('a') = 0cc175b9...: 0x0cc175b9 / 2^32 = 0.0498 < 0.05 -> test; md5('b') = 92eb5ffe...: 0.574 -> train;
+    # and md5('doc 32') = 188cfa56...: 0.0959, in [0.05, 0.10) -> val
+    assert [prepare.hash_split(k) for k in ('a', 'b', 'doc 32')] == ['test', 'train', 'val']
+
+
+def test_bad_options_are_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ConfigError, match="max_docs=3 does not apply to corpus='pycode'; its options: .*max_files"):
+        main(tmp_path, '--max_docs=3')
+    with pytest.raises(ConfigError, match="unknown corpus 'wiki'; allowed: pycode, kjv, openwebtext2, arxiv, github, pg19"):
+        main(tmp_path, '--corpus=wiki')
+    with pytest.raises(FileNotFoundError, match="bible='/nowhere/bible' not found; install it with: apt-get install"):
+        main(tmp_path, '--corpus=kjv', '--bible=/nowhere/bible')
+    with pytest.raises(FileNotFoundError, match="text_file='/nowhere.jsonl': no such file"):
+        main(tmp_path, '--corpus=pg19', '--text_file=/nowhere.jsonl', '--tokenizer=bytes')
+    assert not (tmp_path / 'out').exists()
+
+
+def stand_in_gpt2(tiktoken):
+    """A tiktoken encoding shaped like gpt2 (one id per byte, '<|endoftext|>' the last id) that needs no download."""
+    return tiktoken.Encoding('gpt2', pat_str=r"""\s+|\S+""", mergeable_ranks={bytes([i]): i for i in range(256)},
+                             special_tokens={'<|endoftext|>': 256})
+
+
+def test_gpt2_path_with_a_stand_in_encoding(tmp_path, monkeypatch):
+    # the real gpt2 files need a download; the stand-in runs common's tokenizer definition and the batch encoder
     tiktoken = pytest.importorskip('tiktoken')
-    monkeypatch.syspath_prepend(os.path.join(ROOT, 'data'))
-    import dataprep
+    monkeypatch.setattr(tiktoken, 'get_encoding', lambda name: stand_in_gpt2(tiktoken))
+    docs = hf_docs()
+    docs[3] = 'the text <|endoftext|> inside a document is text, not the eot id\n'
+    path = tmp_path / 'corpus.jsonl'
+    path.write_text(''.join(json.dumps({'text': d}) + '\n' for d in docs), encoding='utf-8')
+    meta = main(tmp_path, '--corpus=github', f'--text_file={path}')
+    assert (meta['tokenizer'], meta['vocab_size'], meta['eot'], meta['sep_ids']) == ('gpt2', 257, 256, [46, 10])
+    got = []
+    for s in SPLITS:
+        ids, starts = load_split(tmp_path / 'out', s)
+        cuts = np.flatnonzero(ids == 256)  # documents joined by the eot id, and it occurs nowhere else
+        assert starts.tolist() == [0] + (cuts + 1).tolist()
+        pieces = np.split(ids, cuts)  # every piece after the first starts with its eot
+        got += [bytes(p[i > 0:].astype(np.uint8)).decode('utf-8') for i, p in enumerate(pieces)]
+    assert Counter(got) == Counter(docs)
+
+
+def test_gpt2_unavailable_message(tmp_path, monkeypatch):
+    # offline, tiktoken cannot fetch its BPE files; that must end in one clear line, before any file is written
+    tiktoken = pytest.importorskip('tiktoken')
 
     def offline(name):
         raise ConnectionError('no network')
     monkeypatch.setattr(tiktoken, 'get_encoding', offline)
-    with pytest.raises(SystemExit) as e:
-        dataprep.get_tokenizer('gpt2')
-    msg = str(e.value)
-    assert msg.startswith('error:') and 'gpt2' in msg and '\n' not in msg
+    path = tmp_path / 'x.txt'
+    path.write_text('hello\n')
+    with pytest.raises(ConfigError) as e:
+        main(tmp_path, '--corpus=openwebtext2', f'--text_file={path}')
+    assert 'gpt2' in str(e.value) and '\n' not in str(e.value)
+    assert not (tmp_path / 'out').exists()
+
+
+def test_hub_failure_is_one_line_and_writes_nothing(tmp_path):
+    pytest.importorskip('datasets')
+    env = dict(os.environ, HF_HUB_OFFLINE='1', HF_DATASETS_OFFLINE='1')  # never downloads, fails like a lost network
+    r = run('--corpus=arxiv', '--tokenizer=bytes', '--max_docs=2', f'--out_dir={tmp_path / "out"}', env=env)
+    assert r.returncode == 1 and r.stderr.startswith("error: cannot load 'suolyer/pile_arxiv' from the hub")
+    assert r.stderr.count('\n') == 1 and not (tmp_path / 'out').exists()
 
 
 def test_kjv_parse():
-    spec = importlib.util.spec_from_file_location('kjv_prepare', os.path.join(ROOT, 'data/kjv/prepare.py'))
-    kjv = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kjv)  # the script's work is under __main__, so this only defines parse_books
     dump = ("\nGenesis 1\n\n  1 In the beginning.\n  2 And the earth.\n\nGenesis 2\n\n  1 Thus the heavens.\n"
             "\n1 John 1\n\n  1 That which was from the beginning.\n")
-    assert kjv.parse_books(dump) == [
+    assert prepare.parse_books(dump) == [
         ('Genesis', 'Genesis 1\nIn the beginning.\nAnd the earth.\n\nGenesis 2\nThus the heavens.\n'),
         ('1 John', '1 John 1\nThat which was from the beginning.\n')]

@@ -1,9 +1,8 @@
 """
-extrapolate.py against independent facts: losses recomputed directly with the model, hand-computed kernels and
-formulas, a copying oracle for the passkey task, and Lemma 2.3 on the random model it assumes. CPU, seconds.
+extrapolate.py (ppl and position) against independent facts: losses recomputed directly with the model, the tokens
+each protocol must score, seed groups averaged by hand, RegularGPT's plain implementation. CPU, seconds.
 """
 import json
-import math
 import os
 import subprocess
 import sys
@@ -13,53 +12,31 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import common
 import extrapolate as ex
-from model import GPT, GPTConfig
+from config import ConfigError, parse_config
+from helpers import V, direct_ce, make_split, save_ckpt, save_split, tiny
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-V = 64
 
 
-
-def tiny(pe='alibi', **kw):
-    args = dict(vocab_size=V, block_size=16, n_layer=2, n_head=4, n_embd=32, pe=pe)
-    args.update(kw)
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(**args)).eval()
-    with torch.no_grad():  # random kernels instead of the zero init, so that every encoding acts
-        for name, p in model.pe.named_parameters():
-            if name in ('table', 'r'):
-                p.normal_(0, 1)
-    return model
+def cfg(**kw):
+    return dict(ex.DEFAULTS, **kw)
 
 
-def make_split(doc_lengths=(300, 40, 500, 10, 260), seed=0):
-    """Documents of random tokens 1..V-1 joined by eot 0, with their start offsets."""
-    rng = np.random.default_rng(seed)
-    parts, docs, at = [], [], 0
-    for i, n in enumerate(doc_lengths):
-        if i:
-            parts.append(np.zeros(1, dtype=np.uint16))
-            at += 1
-        docs.append(at)
-        parts.append(rng.integers(1, V, n).astype(np.uint16))
-        at += n
-    return ex.Split(np.concatenate(parts), np.array(docs), {'tokenizer': 'bytes'}, 'hand')
-
-
-def direct_ce(model, ids, target):
-    """The loss of `target` after the input `ids`, straight from the model's logits."""
+def plain_window_losses(model, tokens, s, L):
+    """RegularGPT's per-token losses of tokens[s:s+L] -> tokens[s+1:s+L+1] by its dense reference implementation."""
+    x = torch.from_numpy(tokens[s:s + L + 1].astype(np.int64))[None]
     with torch.no_grad():
-        logits, _ = model(torch.tensor(ids, dtype=torch.long)[None])
-    return F.cross_entropy(logits[0, -1][None].float(), torch.tensor([int(target)])).item()
+        return model(x[:, :-1], targets=x[:, 1:], reduction='none', impl='plain')[1][0].double().numpy()
 
 
-# ------------------------------------------------------------------------------------------------ ppl
+# ------------------------------------------------------------------------------------------------ protocols
 
 def test_draw_ends_keeps_every_context_inside_one_document():
     split = make_split()
-    ends, info = ex.draw_ends(split, 64, 50, seed=1)
-    starts, stops = ex.document_bounds(split.docs, len(split.tokens))
+    ends, info = common.draw_ends(split, 64, 50, seed=1)
+    starts, stops = common.document_bounds(split.docs, len(split.tokens))
     assert len(ends) == 50 == len(set(ends.tolist()))
     for e in ends:
         d = np.searchsorted(starts, e, side='right') - 1
@@ -67,13 +44,13 @@ def test_draw_ends_keeps_every_context_inside_one_document():
         assert (split.tokens[e - 64:e + 1] != 0).all()       # never crosses an eot
     assert info['docs_too_short'] == 2 and info['docs_long_enough'] == 3  # the 40- and 10-token documents
     assert info['positions'] == (300 - 64) + (500 - 64) + (260 - 64)
-    with pytest.raises(ex.CLIError, match='no document'):
-        ex.draw_ends(split, 600, 5, seed=1)
+    with pytest.raises(ConfigError, match='no document'):
+        common.draw_ends(split, 600, 5, seed=1)
 
 
 def test_last_token_ppl_equals_hand_computed_loss():
     split, model = make_split(), tiny('alibi')
-    ends, _ = ex.draw_ends(split, 64, 6, seed=2)
+    ends, _ = common.draw_ends(split, 64, 6, seed=2)
     for L in (16, 40, 64):
         got = ex.last_token_losses(model, split.tokens, ends, L, batch_tokens=100)  # several batches
         want = [direct_ce(model, split.tokens[e - L:e], split.tokens[e]) for e in ends]
@@ -96,7 +73,7 @@ class ConstantModel(torch.nn.Module):
 
 def test_last_token_scores_the_same_tokens_at_every_length():
     split, model = make_split(), ConstantModel()
-    ends, _ = ex.draw_ends(split, 256, 40, seed=3)
+    ends, _ = common.draw_ends(split, 256, 40, seed=3)
     want = -model.v.log_softmax(-1)[torch.from_numpy(split.tokens[ends].astype(np.int64))].double().numpy()
     for L in (16, 64, 256):
         assert np.allclose(ex.last_token_losses(model, split.tokens, ends, L), want)
@@ -109,20 +86,23 @@ def test_last_token_scores_the_same_tokens_at_every_length():
 
 def test_last_k_losses_equal_direct_computation():
     split, model = make_split(), tiny('kerple_log')
-    ends, _ = ex.draw_ends(split, 48, 3, seed=4)
+    ends, _ = common.draw_ends(split, 48, 3, seed=4)
     got = ex.last_token_losses(model, split.tokens, ends, 48, last_k=3).reshape(3, 3)
     for i, e in enumerate(ends):
         for j, t in enumerate(range(e - 2, e + 1)):  # token t with the 48 - (e - t) tokens of this window before it
             assert abs(got[i, j] - direct_ce(model, split.tokens[e - 48:t], split.tokens[t])) < 1e-5
 
 
-@pytest.mark.parametrize('pe', ['alibi', 'rope'])
+@pytest.mark.parametrize('pe', ['alibi', 'rope', 'regular'])
 def test_nonoverlap_equals_direct_computation(pe):
-    split, model = make_split(), tiny(pe)
+    split, model = make_split(), tiny(pe, regular_impl='gather')
     start, n, L = 5, 96, 32
     got = ex.nonoverlap_losses(model, split.tokens, start, n, L, batch_tokens=64)
     want = []
     for s in range(start, start + n, L):
+        if pe == 'regular':  # its depth grows with the input, so a prefix is no stand-in: the whole window, densely
+            want += plain_window_losses(model, split.tokens, s, L).tolist()
+            continue
         for t in range(s + 1, s + L + 1):   # each target with the tokens from its segment's start only
             want.append(direct_ce(model, split.tokens[s:t], split.tokens[t]))
     assert got.shape == (n,) and np.allclose(got, want, atol=1e-5)
@@ -145,300 +125,189 @@ def test_sliding_scores_every_token_once_with_its_window_context(stride):
 
 
 def test_sliding_rejects_a_stride_longer_than_the_window():
-    with pytest.raises(ex.CLIError, match='stride=30 is outside 1..L_ex=24'):
+    with pytest.raises(ConfigError, match='stride=30 is outside 1..L_ex=24'):
         ex.sliding_losses(tiny(), make_split().tokens, 0, 60, 24, 30)
 
 
-# ------------------------------------------------------------------------------------------------ erf
+# ------------------------------------------------------------------------------------------------ ppl end to end
 
-@pytest.mark.parametrize('pe', ['none', 'alibi', 'sinusoidal'])
-def test_erf_of_windowed_model_is_bounded_by_window_times_layers(pe):
-    w, R, L = 4, 3, 40
-    model = tiny(pe, n_layer=R, window=w, block_size=L)
-    split = make_split()
-    ends, _ = ex.draw_ends(split, L, 5, seed=5)
-    s = ex.receptive_field(model, split.tokens, ends, L)
-    reach = R * (w - 1) + 1                  # the last token sees w-1 more tokens back per layer
-    assert (s[:L - reach] == 0).all()        # exactly zero: masked keys are never read
-    assert (s[L - reach:] > 0).all()
-    assert abs(s.sum() - 1) < 1e-9
-    erf = ex.erf_tokens(s)
-    assert erf <= reach <= w * R
-    c = ex.cumulative_from_end(s)
-    assert abs(c[0] - 1) < 1e-9 and np.all(np.diff(c) <= 1e-12)
-    assert all(p.grad is None for p in model.parameters())  # the parameters were left alone
-
-
-def test_erf_tokens_on_hand_values():
-    s = np.array([0.0, 0.005, 0.015, 0.08, 0.9])
-    assert ex.erf_tokens(s) == 3          # the last 3 tokens hold 0.995 > 0.99, the last 2 only 0.98
-    assert ex.erf_tokens(np.array([0.5, 0.5])) == 2
-
-
-# ------------------------------------------------------------------------------------------------ kernels
-
-def test_effective_length_counts_on_hand_set_alibi():
-    model = tiny('alibi')   # 4 heads: slopes 2^-2, 2^-4, 2^-6, 2^-8; eff = first d with slope * d > 2
-    tabs = ex.kernel_tables(model, 600)
-    effs = ex.effective_lengths(tabs[0][0])
-    assert effs.tolist() == [9, 33, 129, 513]
-    assert ex.head_counts(effs, [0, 8, 9, 32, 33, 200, 513, 600]).tolist() == [0, 0, 1, 1, 2, 3, 4, 4]
-    assert np.isinf(ex.effective_lengths(ex.kernel_tables(model, 100)[0][0])[3])  # beyond the table: never
-
-
-def test_effective_length_on_hand_set_kerple_log():
-    model = tiny('kerple_log')
-    with torch.no_grad():  # -r1 log(1 + r2 d) < -2  <=>  d > (e^(2/r1) - 1) / r2
-        model.pe.r1[0] = torch.tensor([1.0, 0.5, 2.0, 0.1])  # the set shared by every layer
-        model.pe.r2[0] = torch.tensor([1.0, 2.0, 0.5, 1.0])
-    effs = ex.effective_lengths(ex.kernel_tables(model, 1000)[1][0])
-    want = [math.floor((math.exp(2 / r1) - 1) / r2) + 1 for r1, r2 in [(1, 1), (0.5, 2), (2, 0.5)]]
-    assert effs[:3].tolist() == want == [7, 27, 4] and np.isinf(effs[3])
-
-
-def test_kernels_command_explains_encodings_without_a_bias(tmp_path, capsys):
-    path = save_ckpt(tmp_path, tiny('rope'), 'r')
-    with pytest.raises(ex.CLIError, match='none of the checkpoints has a bias'):
-        ex.run(['kernels', '--ckpt', path, '--out_dir', str(tmp_path)])
-    assert "pe='rope' has no distance bias" in capsys.readouterr().out
-
-
-# ------------------------------------------------------------------------------------------------ attention
-
-def test_temperature_search_and_length_rule():
-    split, model = make_split(), tiny('t5')
-    ends, _ = ex.draw_ends(split, 32, 3, seed=6)
-    _, tr = ex.attention_stats(model, split.tokens, ends, 32)
-    grid = {t: ex.attention_stats(model, split.tokens, ends, 32, t)[1] for t in ex.TAU_GRID}
-    assert ex.search_temperature(tr['pmax'], {t: g['pmax'] for t, g in grid.items()}) == 1.0
-    assert ex.search_temperature(tr['entropy'], {t: g['entropy'] for t, g in grid.items()}) == 1.0
-    pm = [grid[t]['pmax'] for t in ex.TAU_GRID]
-    assert all(a < b for a, b in zip(pm, pm[1:]))   # a lower temperature sharpens attention
-    assert ex.TAU_GRID == [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6, 0.55, 0.5]
-    assert ex.length_rule(4096, 256) == pytest.approx(math.log(256) / math.log(4096)) == pytest.approx(2 / 3)
-    assert ex.length_rule(256, 256) == 1.0
-    # the closed forms give tau = 1 when nothing changes, and Prop 5.2 by hand
-    assert ex.prop52_tau(256, 256, 1.3, 1.3) == pytest.approx(1.0)
-    assert ex.prop51_tau(256, 256, 0.2, 1.3, 1.3) == pytest.approx(1.0)
-    assert ex.prop52_tau(256, 1024, 1.0, 2.0) == pytest.approx(2 / math.sqrt(1 + 2 * math.log(4)))
-
-
-def test_prop51_solves_its_fixed_point():
-    L_tr, L_ex, p, s_tr, s_ex = 512, 4096, 0.5, 1.0, 1.0
-    tau = ex.prop51_tau(L_tr, L_ex, p, s_tr, s_ex)
-    rhs = (math.log(L_tr) + math.log(p) + s_tr ** 2 / 2) / (math.log(L_ex) + math.log(p) + s_ex ** 2 / (2 * tau ** 2))
-    assert 0 < tau < 1 and tau == pytest.approx(rhs)
-    assert math.isnan(ex.prop51_tau(L_tr, L_ex, 0.3, 1.5, 1.8))  # no real root: no temperature aligns P_max
-
-
-def test_attention_stats_on_a_hand_distribution():
-    stats = ex.AttnStats(2)
-    probs = torch.tensor([[[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.25, 0.25, 0.5]]]])  # [1, 1, 3, 3]
-    stats(1, probs, None, None)
-    per_layer, _ = stats.means()
-    assert per_layer['pmax'][1] == pytest.approx((1 + 0.5 + 0.5) / 3)
-    assert per_layer['entropy'][1] == pytest.approx((0 + math.log(2) + 1.5 * math.log(2)) / 3)
-
-
-@pytest.mark.parametrize('pe', ['alibi', 'rope', 't5', 'kerple_biaswht', 'sinusoidal', 'sandwich'])
-def test_layer0_logits_reproduce_the_models_attention(pe):
-    model = tiny(pe)
-    idx = torch.randint(0, V, (2, 30))
-    seen = {}
-    model.set_attention(hook=lambda l, p, qi, ki: seen.setdefault(l, p[:, :, -1].clone()) if l == 0 else None)
-    with torch.no_grad():
-        model(idx)
-    model.set_attention()
-    logits = ex.layer0_last_row_logits(model, idx)
-    assert torch.allclose(logits.softmax(-1), seen[0], atol=1e-5)
-
-
-# ------------------------------------------------------------------------------------------------ passkey
-
-def byte_encode(texts):
-    return [list(t.encode()) for t in texts]
-
-
-def test_passkey_prompt_layout_by_hand():
-    ids, ans, at = ex.passkey_prompt('text', 400, 0.5, '12345', byte_encode)
-    text = bytes(ids).decode()
-    t = ex.PASSKEY_STYLES['text']
-    assert text.startswith(t['intro']) and text.endswith(t['question']) and bytes(ans).decode() == '12345'
-    assert len(ids) + len(ans) - 1 <= 400 and len(ids) + len(ans) - 1 > 400 - len(t['filler'])
-    n_fill = text.count(t['filler'])
-    assert text.count('12345') == 2 and text[at:].startswith(t['needle'].format(key='12345'))
-    assert text[len(t['intro']):at].count(t['filler']) == round(0.5 * n_fill)
-    first, _, at0 = ex.passkey_prompt('code', 300, 0.0, '777', byte_encode)
-    last, _, at1 = ex.passkey_prompt('code', 300, 1.0, '777', byte_encode)
-    assert at0 == len(ex.PASSKEY_STYLES['code']['intro']) and bytes(last[at1:]).decode().startswith('pass_key = 777')
-    assert bytes(last[at1:]).decode().count(ex.PASSKEY_STYLES['code']['filler']) == 0
-
-
-class CopyOracle(torch.nn.Module):
-    """Predicts the token that followed the most recent earlier occurrence of the last 8 tokens (an ideal
-    induction head): it retrieves any passkey whose question repeats the needle's prefix."""
-
-    def forward(self, idx, targets=None, reduction='mean'):
-        logits = torch.zeros(*idx.shape, 256)
-        for b, row in enumerate(idx.tolist()):
-            seq = bytes(row)
-            for t in range(8, len(row)):
-                at = seq.rfind(seq[t - 7:t + 1], 0, t)
-                if at >= 0:
-                    logits[b, t, seq[at + 8]] = 10.0
-        return logits, None
-
-
-class Uniform(torch.nn.Module):
-    def forward(self, idx, targets=None, reduction='mean'):
-        return torch.zeros(*idx.shape, 256), None
-
-
-@pytest.mark.parametrize('style', ['text', 'code'])
-def test_passkey_scoring_with_a_copying_oracle_and_a_uniform_model(style):
-    keys = ['03817', '99999', '12345']
-    for depth in (0.0, 0.5, 1.0):
-        made = [ex.passkey_prompt(style, 350, depth, k, byte_encode) for k in keys]
-        res = ex.score_answers(CopyOracle(), [p for p, _, _ in made], [a for _, a, _ in made])
-        assert all(r['exact'] and r['digit_acc'] == 1.0 and r['rank'] == 0 for r in res)
-        res = ex.score_answers(Uniform(), [p for p, _, _ in made], [a for _, a, _ in made])
-        # all logits equal: nothing is strictly above the answer (rank 0), but log-prob is chance
-        assert all(r['logprob'] == pytest.approx(-math.log(256)) for r in res)
-    # a wrong key in the prompt: the oracle copies it, so the scored answer is wrong at the differing digits
-    prompt, _, _ = ex.passkey_prompt(style, 350, 0.5, '11111', byte_encode)
-    r = ex.score_answers(CopyOracle(), [prompt], [list(b'11911')])[0]
-    assert not r['exact'] and r['digit_acc'] == pytest.approx(0.8)
-
-
-# ------------------------------------------------------------------------------------------------ nope
-
-def test_nope_variance_matches_lemma_2_3_on_the_random_model():
-    d, H, L = 256, 4, 64
-    for sigma in (0.02, 0.002):   # logit variance d^2 sigma^4 / H << 1: near-uniform attention (Property 2.1)
-        var, lemma = ex.nope_variance(d, H, L, sigma, n_samples=16)
-        assert lemma[0] == pytest.approx(d ** 2 * sigma ** 4) and lemma[9] == pytest.approx(d ** 2 * sigma ** 4 / 10)
-        assert np.all(np.abs(var / lemma - 1) < 0.15)
-    var, lemma = ex.nope_variance(d, H, L, 0.2, n_samples=4)  # peaked attention: the lemma underestimates
-    assert np.median(var / lemma) > 3
-
-
-def test_nope_probe_runs_and_returns_mae_per_depth():
-    mae = ex.nope_probe(d=16, H=2, L=8, n_layer=2, steps=5, n_train=4, batch_tokens=16, n_test=4)
-    assert mae.shape == (3, 8) and np.all((mae >= 0) & (mae <= 7))
-
-
-# ------------------------------------------------------------------------------------------------ CLI
-
-def save_ckpt(tmp_path, model, name):
-    os.makedirs(tmp_path / name, exist_ok=True)
-    path = str(tmp_path / name / 'ckpt.pt')
-    args = {k: getattr(model.config, k) for k in GPTConfig.__dataclass_fields__}
-    torch.save(dict(model_args=args, model=model.state_dict(), config=dict(dataset='hand')), path)
-    return str(tmp_path / name)
-
-
-def save_split(tmp_path, split, name='test'):
-    split.tokens.tofile(tmp_path / f'{name}.bin')
-    np.save(tmp_path / f'{name}_docs.npy', split.docs)
-    (tmp_path / 'meta.json').write_text(json.dumps(dict(tokenizer='bytes', vocab_size=V)))
-    return str(tmp_path)
-
-
-def test_ppl_command_end_to_end(tmp_path):
+def test_ppl_end_to_end(tmp_path):
     data = save_split(tmp_path, make_split())
     a = save_ckpt(tmp_path, tiny('alibi'), 'tiny-alibi')
     b = save_ckpt(tmp_path, tiny('rope'), 'tiny-rope')
     out = tmp_path / 'res'
-    rows = ex.run(['ppl', '--ckpt', a, b, '--data_dir', data, '--lengths', '1,2,4', '--n', '7', '--lm_infinite',
-                   '--n_starting', '2', '--out_dir', str(out)])
+    rows = ex.main(cfg(ckpt=[a, b], data_dir=data, lengths=[1, 2, 4], n=7, lm_infinite=True, n_starting=2,
+                       out_dir=str(out)))['results']
     assert {f.name for f in out.iterdir()} == {'ppl_last_token.json', 'ppl_last_token.md', 'ppl_last_token.png'}
     saved = json.loads((out / 'ppl_last_token.json').read_text())
-    assert len(saved['results']) == len(rows) == 2 * 2 * 3
+    assert len(saved['results']) == len(rows) == 2 * 2 * 3 and saved['command'].startswith('python ')
     assert all(r['n_scored'] == 7 and r['peak_rss_mb'] > 0 for r in rows)
     # LM-Infinite at L_ex = L_tr changes nothing: the Λ-mask covers everything and no distance exceeds the ceiling
     one = {(r['ckpt'], r['variant']): r['loss'] for r in rows if r['mult'] == 1}
     assert one[('tiny-alibi', 'vanilla')] == pytest.approx(one[('tiny-alibi', 'LM-Inf(n_start=2)')], abs=1e-6)
     # the vanilla number equals a direct computation on the same tokens
-    ends, _ = ex.draw_ends(ex.load_split([], data, 'test'), 64, 7, seed=1337)
-    model = GPT.from_checkpoint(os.path.join(a, 'ckpt.pt')).eval()
-    want = np.mean([direct_ce(model, ex.load_split([], data, 'test').tokens[e - 32:e],
-                              ex.load_split([], data, 'test').tokens[e]) for e in ends])
+    split = common.load_split(data, 'test')
+    ends, _ = common.draw_ends(split, 64, 7, seed=1337)
+    model = tiny('alibi')
+    want = np.mean([direct_ce(model, split.tokens[e - 32:e], split.tokens[e]) for e in ends])
     got = next(r['loss'] for r in rows if r['ckpt'] == 'tiny-alibi' and r['variant'] == 'vanilla' and r['mult'] == 2)
     assert got == pytest.approx(want, abs=1e-5)
     md = (out / 'ppl_last_token.md').read_text()
     assert '| L_ex / L_tr | tiny-alibi | tiny-alibi [LM-Inf(n_start=2)] | tiny-rope |' in md
+    assert '±' not in md  # single runs show as they are
 
 
-@pytest.mark.parametrize('argv, message', [
-    (['bogus'], "invalid choice: 'bogus' (choose from 'ppl', 'position', 'erf', 'kernels', 'attention', 'passkey', 'nope')"),
-    (['ppl', '--ckpt', 'x', '--lengths', '1,-2'], "bad length '-2' in '1,-2': expected positive multiples"),
-    (['ppl', '--ckpt', 'x', '--lengths', '1,two'], "bad length 'two'"),
-    (['ppl', '--ckpt', 'x', '--protocol', 'overlap'], "invalid choice: 'overlap' (choose from 'last_token', 'nonoverlap', 'sliding')"),
-    (['ppl', '--ckpt', 'x', '--n', '0'], "expected a positive integer, got '0'"),
-    (['ppl', '--ckpt', 'x', '--temperature', 'hot'], "bad temperature 'hot'"),
-    (['passkey', '--ckpt', 'x', '--depths', '0,1.5'], "expected comma-separated numbers in [0, 1]"),
-    (['ppl', '--ckpt', 'no/such/run'], "no checkpoint at 'no/such/run'"),
-])
-def test_cli_errors_name_the_bad_value(argv, message):
-    with pytest.raises(ex.CLIError) as e:
-        ex.run(argv)
-    assert message in str(e.value)
-
-
-def test_cli_error_is_one_line_on_stderr():
-    p = subprocess.run([sys.executable, os.path.join(ROOT, 'extrapolate.py'), 'ppl', '--ckpt', 'x', '--lengths', '0'],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert p.returncode != 0 and p.stdout == ''
-    assert p.stderr.strip().splitlines() == ["error: argument --lengths: bad length '0' in '0': expected positive "
-                                             "multiples of the training length, e.g. 1,2,4,8,16"]
-
-
-def test_parse_temperature_per_length():
-    assert ex.parse_temperature('0.9') == {None: 0.9}
-    assert ex.parse_temperature('2:0.95,4:0.9') == {2.0: 0.95, 4.0: 0.9}
-
-
-@pytest.mark.parametrize('argv, files', [
-    (['position', '--length', '2', '--n', '3', '--lm_infinite'], ['position.json', 'position.md', 'position.png']),
-    (['erf', '--length', '2', '--n', '3', '--windowed'], ['erf.json', 'erf.md', 'erf.png']),
-    (['kernels'], ['kernels.json', 'kernels.md', 'kernels.png', 'kernels_effective_length.png']),
-    (['attention', '--lengths', '1,2', '--n', '2'], ['attention.json', 'attention.md', 'attention.png']),
-    (['passkey', '--lengths', '2', '--depths', '0,1', '--n', '2', '--style', 'text'],
-     ['passkey.json', 'passkey.md', 'passkey.png']),
-    (['ppl', '--protocol', 'sliding', '--lengths', '1,2', '--max_tokens', '256', '--temperature', '2:0.9'],
-     ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']),
-])
-def test_every_subcommand_writes_its_outputs(tmp_path, argv, files):
+def test_seed_groups_show_mean_and_sample_std(tmp_path):
     data = save_split(tmp_path, make_split())
-    ckpts = [save_ckpt(tmp_path, tiny('kerple_log', vocab_size=256), 'k'), save_ckpt(tmp_path, tiny('t5'), 't')]
-    if argv[0] == 'passkey':
-        ckpts = ckpts[:1]   # byte prompts need the 256-token vocabulary
+    paths = [save_ckpt(tmp_path, tiny('alibi', seed=s), f'alibi-s{s}') for s in range(3)]
+    save_ckpt(tmp_path, tiny('t5'), 't5-s0')
     out = tmp_path / 'res'
-    extra = [] if argv[0] == 'kernels' else ['--data_dir', data]
-    ex.run(argv + ['--ckpt', *ckpts, '--out_dir', str(out)] + extra)
-    assert sorted(f.name for f in out.iterdir()) == sorted(files)
-    saved = json.loads((out / files[0]).read_text())
-    assert saved['command'].startswith('python extrapolate.py ' + argv[0])
-
-
-def test_nope_command_writes_its_outputs(tmp_path):
-    ex.run(['nope', '--d', '32', '--heads', '2', '--L', '16', '--samples', '2', '--sigmas', '0.02', '--probe_d', '16',
-            '--probe_L', '8', '--probe_layers', '1', '--probe_steps', '3', '--probe_train', '2',
-            '--out_dir', str(tmp_path)])
-    assert sorted(f.name for f in tmp_path.iterdir()) == ['nope.json', 'nope.md', 'nope.png']
-    with pytest.raises(ex.CLIError, match='--d=30 is not divisible by --heads=4'):
-        ex.run(['nope', '--d', '30', '--heads', '4'])
+    res = ex.main(cfg(ckpt=[str(tmp_path / 'alibi-s*'), str(tmp_path / 't5-s0')], data_dir=data, lengths=[1, 2],
+                      n=5, protocol='nonoverlap', max_tokens=128, out_dir=str(out)))
+    rows, groups = res['results'], res['groups']
+    assert sorted({r['ckpt'] for r in rows}) == ['alibi-s0', 'alibi-s1', 'alibi-s2', 't5-s0']
+    # seed s's number is its own model's: the three seeds differ
+    split = common.load_split(data, 'test')
+    s1 = ex.nonoverlap_losses(tiny('alibi', seed=1), split.tokens, 0, 128, 32).mean()
+    assert next(r['loss'] for r in rows if r['ckpt'] == 'alibi-s1' and r['mult'] == 2) == pytest.approx(s1, abs=1e-6)
+    md = (out / 'ppl_nonoverlap.md').read_text()
+    for m in (1, 2):
+        ppl = np.array([r['ppl'] for r in rows if r['ckpt'].startswith('alibi') and r['mult'] == m])
+        mean, sd = ppl.mean(), np.sqrt(((ppl - ppl.mean()) ** 2).sum() / 2)  # sample std of 3 values
+        assert sd > 0 and 10 < mean < 100
+        g = next(g for g in groups if g['group'] == 'alibi' and g['mult'] == m)
+        assert g['n'] == 3 and g['runs'] == ['alibi-s0', 'alibi-s1', 'alibi-s2']
+        assert g['ppl_mean'] == pytest.approx(mean) and g['ppl_std'] == pytest.approx(sd)
+        assert f'| {m} | {mean:.2f} ± {sd:.2f} (n=3) |' in md  # perplexities of 10..100: two decimals
+    assert '| L_ex / L_tr | alibi | t5-s0 |' in md and 'standard deviation' in md  # one seed: shown by its name
+    assert len(json.loads((out / 'ppl_nonoverlap.json').read_text())['groups']) == 2 * 2
 
 
 def test_ppl_reuse_takes_matching_rows_and_refuses_other_settings(tmp_path):
     data = save_split(tmp_path, make_split())
     a = save_ckpt(tmp_path, tiny('alibi'), 'a')
     b = save_ckpt(tmp_path, tiny('t5'), 'b')
-    common = ['ppl', '--data_dir', data, '--lengths', '1,2', '--n', '4', '--out_dir', str(tmp_path / 'r')]
-    first = ex.run(common + ['--ckpt', a, '--name', 'one'])
-    both = ex.run(common + ['--ckpt', a, b, '--reuse', str(tmp_path / 'r' / 'one.json'), '--name', 'two'])
+    base = cfg(data_dir=data, lengths=[1, 2], n=4, out_dir=str(tmp_path / 'r'))
+    first = ex.main(dict(base, ckpt=[a], name='one'))['results']
+    both = ex.main(dict(base, ckpt=[a, b], reuse=str(tmp_path / 'r' / 'one.json'), name='two'))['results']
     assert [r.get('reused_from') is not None for r in both] == [True, True, False, False]
     assert [r['loss'] for r in both[:2]] == [r['loss'] for r in first]
-    with pytest.raises(ex.CLIError, match='was made with settings'):
-        ex.run(common[:-2] + ['--n', '5', '--ckpt', a, '--reuse', str(tmp_path / 'r' / 'one.json'),
-                              '--out_dir', str(tmp_path / 'r')])
+    with pytest.raises(ConfigError, match='was made with settings'):
+        ex.main(dict(base, n=5, ckpt=[a], reuse=str(tmp_path / 'r' / 'one.json')))
+
+
+def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
+    """A RoPE checkpoint evaluated with YaRN it was not trained with is labelled +yarn4 and equals a model built with
+    it; base_len measures runs of different training lengths on the same tokens; merge joins two tables."""
+    data = save_split(tmp_path, make_split())
+    a = save_ckpt(tmp_path, tiny('rope'), 'rope-s0')
+    b = save_ckpt(tmp_path, tiny('rope', block_size=32), 'long-s0')
+    base = cfg(data_dir=data, lengths=[1, 2], n=6, base_len=16, out_dir=str(tmp_path / 'r'))
+    plain = ex.main(dict(base, ckpt=[a, b], name='plain'))
+    yarn = ex.main(dict(base, ckpt=[a], rope_scaling='yarn', rope_scale=4.0, name='yarn'))
+    assert {r['ckpt'] for r in yarn['results']} == {'rope-s0+yarn4'} and yarn['groups'][0]['group'] == 'rope+yarn4'
+    # the same tokens for both runs (16 and 32 tokens of context at 1x and 2x), whatever their training length
+    assert {(r['ckpt'], r['L_ex']) for r in plain['results']} == {(n, L) for n in ('rope-s0', 'long-s0') for L in (16, 32)}
+    split = common.load_split(data, 'test')
+    ends, _ = common.draw_ends(split, 32, 6, seed=1337)
+    model = tiny('rope', rope_scaling='yarn', rope_scale=4.0)
+    want = np.mean([direct_ce(model, split.tokens[e - 16:e], split.tokens[e]) for e in ends])
+    assert next(r['loss'] for r in yarn['results'] if r['mult'] == 1) == pytest.approx(want, abs=1e-5)
+    merged = ex.main(cfg(mode='merge', inputs=[str(tmp_path / 'r' / 'plain.json'), str(tmp_path / 'r' / 'yarn.json')],
+                         out_dir=str(tmp_path / 'r'), name='all'))
+    assert len(merged['groups']) == 3 * 2
+    assert '| L_ex / 16 | rope-s0 | long-s0 | rope-s0+yarn4 |' in (tmp_path / 'r' / 'all.md').read_text()
+    ex.main(dict(base, ckpt=[a], n=5, name='other'))
+    with pytest.raises(ConfigError, match='other.json was made with other settings'):
+        ex.main(cfg(mode='merge', inputs=[str(tmp_path / 'r' / 'plain.json'), str(tmp_path / 'r' / 'other.json')],
+                    out_dir=str(tmp_path / 'r')))
+
+
+def test_parse_temperature_per_length():
+    assert common.parse_temperature('0.9') == {None: 0.9}
+    assert common.parse_temperature('2:0.95,4:0.9') == {2.0: 0.95, 4.0: 0.9}
+
+
+def test_ppl_sliding_with_a_temperature_per_length(tmp_path):
+    data = save_split(tmp_path, make_split())
+    k = save_ckpt(tmp_path, tiny('kerple_log'), 'k')
+    rows = ex.main(cfg(ckpt=[k], data_dir=data, protocol='sliding', lengths=[1, 2], max_tokens=256,
+                       temperature='2:0.9', out_dir=str(tmp_path / 'res')))['results']
+    got = {(r['variant'], r['mult']): r['loss'] for r in rows}
+    # 'tau(L)' is 1.0 at lengths it does not name, and 0.9 at 2x
+    assert got[('tau(L)', 1)] == pytest.approx(got[('vanilla', 1)], abs=1e-9)
+    model = tiny('kerple_log')
+    model.set_attention(temperature=0.9)
+    want = ex.sliding_losses(model, common.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
+    assert got[('tau(L)', 2)] == pytest.approx(want, abs=1e-9) and got[('tau(L)', 2)] != got[('vanilla', 2)]
+    assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']
+
+
+def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_refuses(tmp_path, capsys):
+    data = save_split(tmp_path, make_split())
+    path = save_ckpt(tmp_path, tiny('regular'), 'regular')
+    rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[1, 4], n=5, windowed=True, out_dir=str(tmp_path)))['results']
+    split = common.load_split(data, 'test')
+    ends, _ = common.draw_ends(split, 64, 5, seed=1337)
+    model = tiny('regular')
+    want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends])
+    got = {(r['variant'], r['mult']): r for r in rows}
+    assert got[('vanilla', 4)]['loss'] == pytest.approx(want, abs=1e-5)
+    assert got[('windowed@L_tr', 4)]['loss'] is None and "regular_impl='plain'" in capsys.readouterr().out
+    # the dense implementation honours the window
+    rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[4], n=5, windowed=True, regular_impl='plain',
+                       out_dir=str(tmp_path)))['results']
+    windowed = next(r for r in rows if r['variant'] == 'windowed@L_tr')
+    model.set_attention(local=16)
+    assert windowed['loss'] == pytest.approx(
+        np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends]), abs=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------ position
+
+@pytest.mark.parametrize('pe', ['t5', 'regular'])
+def test_position_loss_is_the_mean_over_segments_at_each_position(tmp_path, pe):
+    data = save_split(tmp_path, make_split())
+    path = save_ckpt(tmp_path, tiny(pe), 'm')
+    out = ex.main(cfg(mode='position', ckpt=[path], data_dir=data, length=2, n=3, regular_impl='plain',
+                      out_dir=str(tmp_path / 'res')))
+    assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['position.json', 'position.md', 'position.png']
+    curves = {r['variant']: np.array(r['loss_by_position']) for r in out}
+    assert list(curves) == ['vanilla', 'windowed@L_tr']
+    split, model = common.load_split(data, 'test'), tiny(pe)
+    ends, _ = common.draw_ends(split, 32, 3, seed=1337)
+    for p in (0, 15, 31):  # position p of each segment is predicted from the p + 1 tokens before it
+        if pe == 'regular':  # ... by as many layers as the whole segment needs
+            want = np.mean([plain_window_losses(model, split.tokens, e - 32, 32)[p] for e in ends])
+        else:
+            want = np.mean([direct_ce(model, split.tokens[e - 32:e - 32 + p + 1], split.tokens[e - 32 + p + 1])
+                            for e in ends])
+        assert curves['vanilla'][p] == pytest.approx(want, abs=1e-4)
+    # within L_tr the window hides nothing
+    assert np.allclose(curves['vanilla'][:16], curves['windowed@L_tr'][:16], atol=1e-4)
+
+
+# ------------------------------------------------------------------------------------------------ bad input
+
+@pytest.mark.parametrize('argv, message', [
+    (['--mode=bogus'], "mode='bogus'; allowed: ppl, position"),
+    (['--protocol=overlap'], "protocol='overlap'; allowed: last_token, nonoverlap, sliding"),
+    (['--lengths=1,two'], "config key 'lengths' in --lengths=1,two must be of type float"),
+    (['--lengths=1,-2'], "length multiple -2 x L_tr=16 gives -32 tokens"),
+    (['--n=-1'], "n=-1 must be an integer >= 0"),
+    (['--temperature=hot'], "bad temperature 'hot'"),
+    (['--ckpt=no/such/run'], "no checkpoint at 'no/such/run'"),
+])
+def test_bad_input_names_the_bad_value(tmp_path, argv, message):
+    data = save_split(tmp_path, make_split())
+    path = save_ckpt(tmp_path, tiny(), 'a')
+    with pytest.raises((ConfigError, FileNotFoundError)) as e:
+        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--n=2'] + argv))
+    assert message in str(e.value)
+
+
+def test_cli_error_is_one_line_on_stderr():
+    p = subprocess.run([sys.executable, os.path.join(ROOT, 'extrapolate.py'), '--ckpt=x', '--protocol=overlap'],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS='1'))
+    assert p.returncode != 0 and p.stdout == ''
+    assert p.stderr.strip().splitlines() == ["error: protocol='overlap'; allowed: last_token, nonoverlap, sliding"]

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+import helpers
 from model import GPT, GPTConfig, KVCache, POSITIONAL_ENCODINGS, T5Bias, alibi_slopes, sandwich_ratios
 
 torch.manual_seed(0)
@@ -17,15 +18,7 @@ REQUIRED = ['none', 'learned', 'sinusoidal', 'rope', 't5', 'alibi', 'kerple_powe
 
 
 def tiny(pe, **kw):
-    args = dict(vocab_size=64, block_size=16, n_layer=2, n_head=4, n_embd=32, pe=pe, bipe_sep_ids=(1, 2))
-    args.update(kw)
-    torch.manual_seed(0)
-    model = GPT(GPTConfig(**args)).eval()
-    with torch.no_grad():  # random kernels instead of the zero init, so every encoding actually acts
-        for name, p in model.pe.named_parameters():
-            if name == 'table' or name == 'r':
-                p.normal_(0, 1)
-    return model
+    return helpers.tiny(pe, build=GPT, **kw)
 
 
 def all_logits(model, idx):
@@ -37,6 +30,43 @@ def test_registry_has_every_required_name_and_rejects_unknown():
     assert len({'gauss_bias2', 'gauss_bias3', 'gauss_wht1', 'gauss_wht2'} & set(ALL)) == 4
     with pytest.raises(ValueError, match="unknown pe='bogus'.*alibi.*kerple_log"):
         GPT(GPTConfig(pe='bogus'))
+
+
+@pytest.mark.parametrize('kw, message', [
+    (dict(block_size=0), 'block_size=0 must be a positive integer'),
+    (dict(n_head=0), 'n_head=0 must be a positive integer'),
+    (dict(n_embd=30, n_head=4), 'n_embd=30 must be divisible by n_head=4'),
+    (dict(dropout=1.0), r'dropout=1.0 must lie in \[0, 1\)'),
+    (dict(window=-1), 'window=-1 must be >= 0'),
+    (dict(regular_impl='fast'), "unknown regular_impl='fast'; choose one of: plain, gather, reduce"),
+    (dict(pe='regular', chunk_size=1), 'chunk_size >= 2'),
+    (dict(pe='rope', n_embd=12, n_head=4), 'head size n_embd/n_head=3 must be even'),
+])
+def test_config_mistakes_are_one_line_errors_naming_the_value(kw, message):
+    with pytest.raises(ValueError, match=message) as e:
+        GPT(GPTConfig(**kw))
+    assert '\n' not in str(e.value)
+
+
+def test_every_encoding_declares_its_kinds():
+    allowed = {'absolute', 'rotary', 'bias', 'weight', 'mask', 'query', 'potential', 'content'}
+    d = torch.arange(5).float()
+    for pe in ALL:
+        enc = tiny(pe).pe
+        assert set(enc.kinds) <= allowed, pe
+        # the declaration matches what the encoding provides
+        assert ('bias' in enc.kinds) == (enc.bias(0, d) is not None), pe
+        assert ('weight' in enc.kinds) == (enc.weight(0, d) is not None), pe
+        pos = enc.positions(torch.tensor([[5, 1, 5, 2, 5]]), 0, None)[0]  # 1, 2: BiPE separators
+        assert ('absolute' in enc.kinds) == (enc.embed(pos) is not None), pe
+        x = torch.randn(1, 4, 5, 8)
+        assert ('rotary' in enc.kinds) == (not torch.equal(enc.rotate(x, pos.rel), x)), pe
+        if 'potential' in enc.kinds:
+            assert enc.potential(0, pos.rel, torch.randn(1, 5, 32)).shape == (1, 4, 5), pe
+        logits = torch.randn(1, 4, 5, 5)
+        assert ('content' in enc.kinds) == (enc.content(0, x, logits) is not None), pe
+        if 'query' in enc.kinds:  # a query-dependent bias differs between two queries at the same distance
+            assert not torch.equal(enc.bias(0, d, torch.tensor(10.0)), enc.bias(0, d, torch.tensor(1000.0))), pe
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -351,15 +381,31 @@ def test_distance_ceiling(pe):
     assert torch.allclose(logits.softmax(-1)[0, :, 0], with_ceiling[0, :, -1], atol=1e-5)
 
 
-def test_topk_middle_tokens_extend_the_lambda_mask():
-    model = tiny('alibi', n_layer=1)
+def test_topk_middle_tokens_at_half_the_ceiling_from_a_layer_on():
+    """LM-Infinite App. A: in layers >= h only, each head also attends to the k middle tokens (outside the Λ mask)
+    of highest logit, scored as if they were L/2 away (ceiling L)."""
+    model = tiny('alibi', n_layer=2)
     idx = torch.randint(0, 64, (1, 30))
     seen = {}
     with torch.no_grad():
-        model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p), local=4, n_starting=1, topk=3)
+        model.set_attention(hook=lambda l, p, qi, ki: seen.update({l: p}), local=4, n_starting=1, ceiling=8, topk=3,
+                            topk_from_layer=1)
         all_logits(model, idx)
-    nonzero = (seen['p'][0, :, -1] > 0).sum(-1)
-    assert nonzero.tolist() == [1 + 4 + 3] * 4
+        assert (seen[0][0, :, -1] > 0).sum(-1).tolist() == [1 + 4] * 4      # below the threshold: the Λ mask only
+        assert (seen[1][0, :, -1] > 0).sum(-1).tolist() == [1 + 4 + 3] * 4
+        # layer 1's last row by hand: q.k/sqrt(D) + bias(min(d, 8)) on the Λ keys, bias(4) on the 3 best middle keys
+        block = model.transformer.h[1]
+        x = model.transformer.h[0](model.transformer.wte(idx), model.pe, 0, model.pe.positions(idx, 0, None)[0])
+        q, k, _ = block.attn.c_attn(block.ln_1(x)).view(1, 30, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        qk = (q[0, :, -1:] @ k[0].transpose(-2, -1))[:, 0] / math.sqrt(8)    # [H, 30]
+        d = (29 - torch.arange(30)).float()
+        lam = (d < 4) | (torch.arange(30) < 1)
+        want = torch.full((4, 30), float('-inf'))
+        want[:, lam] = (qk + model.pe.bias(1, d.clamp(max=8)))[:, lam]
+        mid = qk.masked_fill(lam, float('-inf'))
+        top = mid.topk(3, dim=-1).indices
+        want.scatter_(1, top, mid.gather(1, top) + model.pe.bias(1, torch.tensor([4.0])))
+    assert torch.allclose(seen[1][0, :, -1], want.softmax(-1), atol=1e-5)
 
 
 def test_bipe_positions_split_at_separators():

@@ -15,6 +15,7 @@ import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 import train
+from common import load_checkpoint
 from config import ConfigError, parse_config
 from model import GPT, GPTConfig
 
@@ -96,7 +97,7 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch, how):
     rows = list(csv.DictReader(open(out / 'log.csv')))
     assert [int(r['iter']) for r in rows] == [r['iter'] for r in full]
     assert (out / 'loss.png').stat().st_size > 0
-    assert isinstance(GPT.from_checkpoint(str(out / 'ckpt.pt')), GPT)
+    assert isinstance(load_checkpoint(str(out / "ckpt.pt"))[0], GPT)
 
 
 def test_nan_stops_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
@@ -137,21 +138,26 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
 
 
 def test_config_errors(tmp_path):
-    with pytest.raises(ConfigError, match=r"pe='bogus' is not one of .*alibi.*rope"):
+    with pytest.raises(ValueError, match=r"unknown pe='bogus'; choose one of: .*alibi.*rope"):
         train.main(small_cfg(tmp_path, pe='bogus'))
-    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume"):
+    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume, auto, or an existing checkpoint"):
         train.main(small_cfg(tmp_path, init_from='restart'))
-    with pytest.raises(FileNotFoundError, match=r'prepare.py'):
+    with pytest.raises(FileNotFoundError, match=r'nowhere.*prepare the data first'):
         train.main(small_cfg(tmp_path, data_dir=str(tmp_path / 'nowhere')))
     with pytest.raises(FileNotFoundError, match=r"init_from='resume' but there is no"):
         train.main(small_cfg(tmp_path, out_dir=str(tmp_path / 'empty'), init_from='resume'))
     with pytest.raises(ConfigError, match=r'has 1500 tokens, not more than block_size\+1 = 2001'):
         train.main(small_cfg(tmp_path, block_size=2000))
-    # on the command line: one line on stderr, exit status 1, no traceback
-    r = subprocess.run([sys.executable, 'train.py', 'configs/test.py', '--learning_rat=1'], cwd=ROOT,
-                       capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
-    assert r.returncode == 1 and r.stderr.count('\n') == 1
-    assert "unknown config key 'learning_rat'" in r.stderr and "did you mean 'learning_rate'" in r.stderr
+    with pytest.raises(ValueError, match=r'n_embd=30 must be divisible by n_head=4'):
+        train.main(small_cfg(tmp_path, n_embd=30, n_head=4))
+    # on the command line: one line on stderr naming the value, exit status 1, no traceback
+    for arg, words in (('--learning_rat=1', ["unknown config key 'learning_rat'", "did you mean 'learning_rate'"]),
+                       ('--block_size=0', ['block_size=0 must be a positive integer']),
+                       ('--n_head=3', ['n_embd=32 must be divisible by n_head=3'])):
+        r = subprocess.run([sys.executable, 'train.py', 'configs/test.py', arg, f'--out_dir={tmp_path / "cli"}'],
+                           cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'))
+        assert r.returncode == 1 and r.stderr.count('\n') == 1, r.stderr
+        assert all(w in r.stderr for w in words), r.stderr
 
 
 # --- DDP ---------------------------------------------------------------------------------------
@@ -215,3 +221,21 @@ def test_torchrun_two_processes_match_one(tmp_path):
             assert (a[key] is None) == (b[key] is None)
             if a[key] is not None:
                 assert math.isclose(a[key], b[key], rel_tol=1e-5), (a, b)
+
+
+def test_fine_tune_from_a_checkpoint_at_a_longer_length_with_rope_scaling(tmp_path):
+    """init_from=<checkpoint>: its weights and architecture, the config's block_size and RoPE extension, YaRN's
+    original length set to the checkpoint's training length, a fresh optimizer from iteration 0."""
+    base = small_cfg(tmp_path / 'a', pe='rope', max_iters=4)
+    train.main(base)
+    src = str(tmp_path / 'a' / 'out' / 'ckpt.pt')
+    tuned = small_cfg(tmp_path / 'b', init_from=src, block_size=32, rope_scaling='yarn', rope_scale=2.0, max_iters=2,
+                      n_layer=3,  # an architecture setting: it stays the checkpoint's
+                      learning_rate=0.0, min_lr=0.0)  # so the weights after the steps are the ones it started from
+    rows = train.main(tuned)
+    assert rows[0]['iter'] == 0
+    model, config, _ = load_checkpoint(str(tmp_path / 'b' / 'out' / 'ckpt.pt'))
+    c = model.config
+    assert (c.block_size, c.rope_scaling, c.rope_scale, c.rope_original_len, c.n_layer) == (32, 'yarn', 2.0, 16, 2)
+    source = load_checkpoint(src)[0].state_dict()
+    assert all(torch.equal(p, source[n]) for n, p in model.state_dict().items())

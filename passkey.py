@@ -1,0 +1,166 @@
+"""
+Synthetic passkey retrieval (Mohtashami & Jaggi 2023; LM-Infinite 5.2; thesis 5.5.2): a random key hidden at some
+depth of a long filler text, asked for at the end. Scored by teacher forcing, which equals greedy decoding: a key
+counts as found when every one of its tokens is the model's top choice given the correct ones before it.
+
+  python passkey.py --ckpt=out/tiny-alibi --lengths=0.5,1,2,4
+  python passkey.py --ckpt=out/tiny-rope --lengths=1,4 --lm_infinite=True --style=text
+
+Lengths are multiples of each checkpoint's training length L_tr; depth 0 puts the key right after the intro, depth 1
+right before the question. Attention variants add panels next to the vanilla model. Writes <out_dir>/<name>.json,
+.md and .png.
+"""
+import math
+
+import numpy as np
+import torch
+
+from common import (VARIANT_DEFAULTS, Meter, ex_len, get_tokenizer, load_meta, load_runs, md_table, plt, variants,
+                    write_outputs)
+from config import ConfigError, run
+
+DEFAULTS = dict(
+    ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
+    data_dir='',                # a data folder whose meta.json names the tokenizer ('' : the checkpoint's)
+    lengths=[0.5, 1.0, 2.0, 4.0],  # prompt lengths, multiples of L_tr
+    depths=[0.0, 0.25, 0.5, 0.75, 1.0],  # where the key sits: 0 = first, 1 = last
+    n=10,                       # keys per (length, depth) cell
+    digits=5,                   # digits per key
+    style='code',               # code | text: the filler and the question
+    regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
+    seed=1337,
+    threads=0,                  # torch CPU threads (0: torch's default)
+    out_dir='results/passkey',
+    name='passkey',             # output file stem
+    **VARIANT_DEFAULTS,
+)
+
+# The question ends with the needle's own prefix, so a model that can look back and copy finds the key.
+PASSKEY_STYLES = {
+    'text': dict(intro='There is a pass key hidden in this text. Find it and remember it.\n',
+                 filler='The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.\n',
+                 needle='The pass key is {key}. Remember it. {key} is the pass key.\n',
+                 question='What is the pass key? The pass key is '),
+    'code': dict(intro='# a pass key is hidden in this file; find it\n',
+                 filler='x = x + 1  # the grass is green, the sky is blue\n',
+                 needle='pass_key = {key}  # remember it\n',
+                 question='# the pass key was set by the line\n# pass_key = '),
+}
+
+
+def passkey_prompt(style, n_tokens, depth, key, encode):
+    """-> (prompt ids, answer ids, needle offset). Fillers fill the prompt so that prompt + answer - 1 (the model's
+    input when the answer is scored) fits in n_tokens; the needle follows round(depth * n_fillers) fillers."""
+    t = PASSKEY_STYLES[style]
+    intro, filler, needle, question, answer = map(encode, [t['intro'], t['filler'], t['needle'].format(key=key),
+                                                           t['question'], key])
+    fixed = len(intro) + len(needle) + len(question) + len(answer) - 1
+    n_fill = max(0, (n_tokens - fixed) // len(filler))
+    k = int(round(depth * n_fill))
+    return intro + filler * k + needle + filler * (n_fill - k) + question, answer, len(intro) + len(filler) * k
+
+
+@torch.inference_mode()
+def score_answers(model, prompts, answers):
+    """Teacher-forced scoring of each answer after its prompt (one forward pass per shape). Greedy decoding reproduces
+    the answer iff each answer token is the argmax given the correct tokens before it, so `exact` is the
+    greedy-decoding accuracy. -> per example: exact, digit accuracy, mean log-prob and mean rank (0 = top)."""
+    groups = {}
+    for i, (p, a) in enumerate(zip(prompts, answers)):
+        groups.setdefault((len(p), len(a)), []).append(i)
+    res = [None] * len(prompts)
+    for (lp, la), ids in groups.items():
+        x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
+        logits, _ = model(x, targets=x, reduction='none')             # targets only to get every position's logits
+        logp = logits[:, lp - 1:lp - 1 + la].float().log_softmax(-1)  # the positions that predict the answer
+        ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
+        lp_ans = logp.gather(-1, ans[..., None])[..., 0]
+        rank = (logp > lp_ans[..., None]).sum(-1)
+        for j, i in enumerate(ids):
+            res[i] = dict(exact=bool((rank[j] == 0).all()), digit_acc=float((rank[j] == 0).double().mean()),
+                          logprob=float(lp_ans[j].mean()), rank=float(rank[j].double().mean()))
+    return res
+
+
+def main(cfg):
+    """Accuracy and log-prob per (length, depth) for every checkpoint and attention variant; returns their rows."""
+    if cfg['style'] not in PASSKEY_STYLES:
+        raise ConfigError(f"style={cfg['style']!r}; allowed: {', '.join(PASSKEY_STYLES)}")
+    if not cfg['depths'] or any(not 0 <= d <= 1 for d in cfg['depths']):
+        raise ConfigError(f"depths={cfg['depths']}: expected numbers in [0, 1]")
+    if cfg['n'] < 1 or cfg['digits'] < 1:
+        raise ConfigError(f"n={cfg['n']} and digits={cfg['digits']} must be positive")
+    if cfg['threads'] > 0:
+        torch.set_num_threads(cfg['threads'])
+    specs = variants(cfg)
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    tok = get_tokenizer((load_meta(cfg['data_dir']) if cfg['data_dir'] else runs[0].meta).get('tokenizer', 'bytes'))
+    small = [r.name for r in runs if r.model.config.vocab_size < tok.vocab_size]
+    if small:
+        raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the {tok.name} tokenizer's {tok.vocab_size}")
+    rng = np.random.default_rng(cfg['seed'])
+    keys = [''.join(rng.choice(list('0123456789'), cfg['digits'])) for _ in range(cfg['n'])]
+    lengths, depths = cfg['lengths'], cfg['depths']
+    n_panels = len(runs) * len(specs)
+    fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), squeeze=False, layout='constrained')
+    ims = [None, None]
+    lp_range = (-math.log(tok.vocab_size), 0.0)  # colour scale: a uniform guess .. certainty
+    out, md = [], ''
+    for r in runs:
+        for label, kw in specs:
+            acc, lp, cells = np.zeros((len(lengths), len(depths))), np.zeros((len(lengths), len(depths))), []
+            try:
+                with Meter() as meter:
+                    for i, m in enumerate(lengths):
+                        L = ex_len(m, r.L_tr)
+                        r.model.set_attention(**kw(r.L_tr, m))
+                        for j, depth in enumerate(depths):
+                            made = [passkey_prompt(cfg['style'], L, depth, k, tok.encode) for k in keys]
+                            if j == 0 and len(made[0][0]) + len(made[0][1]) - 1 > L:
+                                print(f"note: the {cfg['style']!r} prompt and key take "
+                                      f"{len(made[0][0]) + len(made[0][1]) - 1} tokens without fillers, more than L_ex={L}")
+                            res = score_answers(r.model, [p for p, _, _ in made], [a for _, a, _ in made])
+                            acc[i, j] = np.mean([x['exact'] for x in res])
+                            lp[i, j] = np.mean([x['logprob'] for x in res])
+                            cells.append(dict(mult=m, L_ex=L, depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
+                                              digit_acc=float(np.mean([x['digit_acc'] for x in res])),
+                                              mean_rank=float(np.mean([x['rank'] for x in res])),
+                                              prompt_tokens=len(made[0][0])))
+                        print(f"{r.name:>18} {label:>16} L_ex={L}: accuracy by depth {acc[i].round(2).tolist()}, "
+                              f"mean log-prob of the key tokens {lp[i].mean():.3f}", flush=True)
+            except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
+                print(f"{r.name:>18} {label:>16}: skipped ({e})")
+                continue
+            finally:
+                r.model.set_attention()
+            out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label, cells=cells, **meter.record()))
+            md += (f"### {r.name} [{label}]: exact-match accuracy (greedy) / mean log-prob per key token\n\n"
+                   + md_table(['L_ex / L_tr'] + [f'depth {d:g}' for d in depths],
+                              [[f'{m:g}'] + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
+                               for i, m in enumerate(lengths)]) + '\n')
+            for row, (vals, lim, what) in enumerate([(acc, (0, 1), 'accuracy'), (lp, lp_range, 'log-prob')]):
+                ax = axes[row, len(out) - 1]
+                ims[row] = ax.imshow(vals, cmap='viridis', aspect='auto', vmin=lim[0], vmax=lim[1])
+                for i in range(vals.shape[0]):
+                    for j in range(vals.shape[1]):
+                        ax.text(j, i, f'{vals[i, j]:.2f}', ha='center', va='center', fontsize=6, color='w')
+                ax.set_xticks(range(len(depths)), [f'{d:g}' for d in depths], fontsize=7)
+                ax.set_yticks(range(len(lengths)), [f'{m:g}x' for m in lengths], fontsize=7)
+                ax.set_title(f'{r.name} [{label}]: {what}', fontsize=7)
+                ax.set_xlabel('needle depth' if row else '', fontsize=8)
+                ax.set_ylabel('L_ex / L_tr' if len(out) == 1 else '', fontsize=8)
+    for ax in axes.flat:
+        if not ax.has_data():  # a skipped variant
+            ax.axis('off')
+    for row, what in enumerate(['exact match', 'mean log-prob per key token']):
+        if ims[row] is not None:
+            fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)
+    md = f"Passkey retrieval, style {cfg['style']!r}, {cfg['n']} random {cfg['digits']}-digit keys per cell.\n\n" + md
+    print('\n' + md)
+    write_outputs(cfg['out_dir'], cfg['name'], dict(style=cfg['style'], keys=keys, depths=depths, lengths=lengths,
+                                                    results=out), md, fig)
+    return out
+
+
+if __name__ == '__main__':
+    run(main, DEFAULTS, __doc__)

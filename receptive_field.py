@@ -1,0 +1,104 @@
+"""
+The receptive field of a language model at L_ex (thesis ch. 4, 4.5.1): how the gradient of the last token's loss
+spreads over the input embeddings. c_m, the cumulative normalised gradient, is the share of it on tokens m..L_ex;
+the empirical receptive field (ERF) is the fewest most recent tokens that hold 99% of it.
+
+  python receptive_field.py --ckpt=out/tiny-alibi,out/tiny-rope --length=4
+  python receptive_field.py --ckpt=out/tiny-rope --length=4 --lm_infinite=True --windowed=True
+
+Lengths are multiples of each checkpoint's training length L_tr. Attention variants (windowed, lm_infinite, topk,
+temperature) add curves next to the vanilla model. Writes <out_dir>/<name>.json, .md and .png.
+"""
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from common import (ERF_MASS, VARIANT_DEFAULTS, Meter, cumulative_from_end, data_of, draw_ends, embedding_grad_norms,
+                    erf_tokens, ex_len, load_runs, load_split, md_table, plt, variants, windows, write_outputs)
+from config import ConfigError, run
+
+DEFAULTS = dict(
+    ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
+    length=4.0,                 # L_ex, a multiple of L_tr
+    n=100,                      # segments averaged
+    split='test',               # train | val | test
+    data_dir='',                # default: data/<the first checkpoint's dataset>
+    batch_tokens=8192,          # tokens per forward and backward pass
+    regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
+    seed=1337,
+    threads=0,                  # torch CPU threads (0: torch's default)
+    out_dir='results/erf',
+    name='erf',                 # output file stem
+    **VARIANT_DEFAULTS,
+)
+
+
+def receptive_field(model, tokens, ends, L, batch_tokens=8192):
+    """Mean normalised gradient s_m over segments, s_m = |g_m| / sum_n |g_n| with g_m the gradient of the loss of the
+    token after the L-token input w.r.t. the input embedding e_m (thesis 4.5.1). Absolute encodings add their
+    positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding."""
+    ends = np.asarray(ends)
+    B = max(1, batch_tokens // L)
+    s_sum = np.zeros(L)
+    for i in range(0, len(ends), B):
+        x, y = windows(tokens, ends[i:i + B] - L, L)
+        # summed over the batch: each segment's loss depends only on its own embeddings
+        g = embedding_grad_norms(model, model.transformer.wte,
+                                 lambda: F.cross_entropy(model(x)[0][:, -1].float(), y[:, -1], reduction='sum'))
+        s_sum += (g / g.sum(-1, keepdim=True)).sum(0).numpy()
+    return s_sum / len(ends)
+
+
+def main(cfg):
+    """One curve per checkpoint and attention variant; returns their rows (s, c, ERF)."""
+    if cfg['n'] < 1 or cfg['batch_tokens'] < 1:
+        raise ConfigError(f"n={cfg['n']} and batch_tokens={cfg['batch_tokens']} must be positive")
+    if cfg['threads'] > 0:
+        torch.set_num_threads(cfg['threads'])
+    specs = variants(cfg)
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
+    fig, ax = plt().subplots(figsize=(8, 4.5))
+    out, md_rows = [], []
+    for ci, r in enumerate(runs):
+        L = ex_len(cfg['length'], r.L_tr)
+        ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
+        for vi, (label, kw) in enumerate(specs):
+            try:
+                r.model.set_attention(**kw(r.L_tr, cfg['length']))
+                with Meter() as meter:
+                    s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'])
+            except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
+                print(f"{r.name:>18} {label:>16}: skipped ({e})")
+                continue
+            finally:
+                r.model.set_attention()
+            c, erf, recent = cumulative_from_end(s), erf_tokens(s), float(s[-r.L_tr:].sum())
+            print(f"{r.name:>18} {label:>16}: L_ex={L}, ERF={erf} tokens ({erf / r.L_tr:.2f} L_tr), "
+                  f"share of the last L_tr tokens {recent:.3f} ({meter.seconds:.1f} s)", flush=True)
+            out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, L_ex=L, variant=label, segments=info, erf=erf,
+                            erf_over_L_tr=erf / r.L_tr, share_last_L_tr=recent, s=s.round(7).tolist(),
+                            c=c.round(6).tolist(), **meter.record()))
+            md_rows.append([r.name, label, r.L_tr, L, erf, f'{erf / r.L_tr:.2f}', f'{recent:.3f}'])
+            ax.plot(np.arange(1, L + 1), c, ['-', '--', ':', '-.'][vi % 4], color=f'C{ci % 10}', lw=1.2,
+                    label=f'{r.name} {label} (ERF {erf})')
+        ax.axvline(L - r.L_tr + 1, color='gray', lw=0.8, ls=':')
+    ax.axhline(ERF_MASS, color='k', lw=0.6, ls='--')
+    ax.set_xlabel('input position m (the last token is predicted)')
+    ax.set_ylabel('cumulative normalised gradient c_m')
+    ax.set_title('c_m = share of the gradient on tokens m..L_ex (dotted: start of the last L_tr tokens)', fontsize=9)
+    ax.grid(alpha=0.3)
+    if out:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    md = (f"Empirical receptive field (thesis 4.5.1): the fewest most recent tokens holding > {ERF_MASS} of the mean "
+          f"normalised input-embedding gradient of the last token's loss.\n\n"
+          + md_table(['checkpoint', 'attention', 'L_tr', 'L_ex', 'ERF (tokens)', 'ERF / L_tr', 'share of last L_tr'],
+                     md_rows))
+    print('\n' + md)
+    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, results=out), md, fig)
+    return out
+
+
+if __name__ == '__main__':
+    run(main, DEFAULTS, __doc__)

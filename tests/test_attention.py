@@ -1,0 +1,154 @@
+"""Every fast attention path equals the reference (model.attention_reference), for every encoding, with windows,
+LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients; the tiles of fastattn.py against a
+direct computation."""
+import pytest
+import torch
+
+import fastattn
+import helpers
+from model import GPT, POSITIONAL_ENCODINGS
+
+ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
+
+
+def tiny(pe, **kw):
+    # block_size 128 so that 'learned' covers the inputs (the relative encodings do not use it); sharp attention
+    return helpers.tiny(pe, strong=True, build=GPT, **dict(dict(block_size=128), **kw))
+
+
+def logits(model, idx, **opts):
+    model.set_attention(**opts)
+    try:
+        return model(idx, targets=idx)[0]
+    finally:
+        model.set_attention()
+
+
+SETUPS = [dict(), dict(temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
+          dict(local=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
+
+
+@pytest.mark.parametrize('pe', ALL)
+@pytest.mark.parametrize('setup', range(len(SETUPS)))
+def test_fast_inference_equals_reference(pe, setup):
+    model = tiny(pe)
+    idx = torch.randint(3, 64, (2, 70))
+    idx[:, ::7] = 1  # BiPE separators
+    with torch.no_grad():
+        ref = logits(model, idx, impl='plain', **SETUPS[setup])
+        fast = logits(model, idx, tile=16, **SETUPS[setup])  # 5 tiles of 16 on each side
+    assert torch.allclose(fast, ref, atol=1e-4), (fast - ref).abs().max()
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_windowed_model_fast_equals_reference(pe):
+    model = tiny(pe, window=11)
+    idx = torch.randint(3, 64, (1, 60))
+    with torch.no_grad():
+        assert torch.allclose(logits(model, idx, tile=16), logits(model, idx, impl='plain'), atol=1e-4)
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_fast_training_gradients_equal_reference(pe):
+    """With gradients (training) the fast path takes other routes; the loss and every gradient must agree."""
+    idx = torch.randint(3, 64, (2, 40))
+    idx[:, ::5] = 2
+    grads = []
+    for impl in ('plain', 'auto'):
+        model = tiny(pe).train()
+        model.set_attention(impl=impl)
+        loss = model(idx, targets=idx)[1]
+        loss.backward()
+        grads.append((loss.detach(), {n: p.grad for n, p in model.named_parameters() if p.grad is not None}))
+    (l1, g1), (l2, g2) = grads
+    assert torch.allclose(l1, l2, atol=1e-5) and g1.keys() == g2.keys()
+    for n in g1:
+        assert torch.allclose(g1[n], g2[n], atol=1e-5, rtol=1e-4), n
+
+
+def direct(q, k, v, scale, bias, weight, pot, window):
+    T = q.size(2)
+    d = (torch.arange(T)[:, None] - torch.arange(T)[None]).float()
+    dist = torch.arange(T).float()
+    att = q @ k.transpose(-2, -1)
+    if weight is not None:
+        att = att * weight(dist)[:, d.clamp(min=0).long()]
+    att = att * scale
+    if bias is not None:
+        att = att + bias(dist)[:, d.clamp(min=0).long()]
+    if pot is not None:
+        att = att + pot[..., None, :] - pot[..., :, None]
+    ok = (d >= 0) & ((d < window) if window else True)
+    att = att.masked_fill(~ok, float('-inf'))
+    return att.softmax(-1) @ v, att.logsumexp(-1)
+
+
+@pytest.mark.parametrize('parts', ['', 'b', 'w', 'p', 'bwp', 'bp'])
+@pytest.mark.parametrize('window', [0, 1, 23, 40])
+@pytest.mark.parametrize('block', [8, 32, 200])
+def test_tiles_equal_a_direct_computation(parts, window, block):
+    torch.manual_seed(0)
+    B, H, T, D = 2, 3, 75, 8
+    q, k, v = [torch.randn(B, H, T, D) for _ in range(3)]
+    tb, tw = torch.randn(H, T), torch.rand(H, T)
+    bias = (lambda d: tb[:, :len(d)]) if 'b' in parts else None
+    weight = (lambda d: tw[:, :len(d)]) if 'w' in parts else None
+    pot = torch.randn(B, H, T).cumsum(-1) if 'p' in parts else None
+    out, lse = fastattn.tiled_attention(q, k, v, 0.3, bias, weight, pot, window, block, max_tiles=3)
+    want, want_lse = direct(q, k, v, 0.3, bias, weight, pot, window)
+    assert torch.allclose(out, want, atol=1e-5) and torch.allclose(lse, want_lse, atol=1e-4)
+
+
+def test_merge_of_two_key_sets_equals_attention_over_both():
+    torch.manual_seed(0)
+    s, v = torch.randn(2, 5, 9), torch.randn(2, 9, 4)
+    s[0, 1, :4] = float('-inf')  # a row that sees nothing in the first set
+    parts = [(s[..., sl].softmax(-1).nan_to_num() @ v[:, sl], s[..., sl].logsumexp(-1)) for sl in (slice(0, 4), slice(4, 9))]
+    out, lse = fastattn.merge(*parts[0], *parts[1])
+    assert torch.allclose(out, s.softmax(-1) @ v, atol=1e-6) and torch.allclose(lse, s.logsumexp(-1), atol=1e-6)
+
+
+def flex_logits(model, idx, compiled=False, **opts):
+    """The model's logits with every attention layer through fastattn.flex, as on a GPU."""
+    import model as model_module
+    real = model_module.attention_fast
+
+    def through_flex(q, k, v, pe, call, o, dropout=0.0):
+        is_cuda = torch.Tensor.is_cuda
+        try:  # take the CUDA branch on CPU tensors
+            torch.Tensor.is_cuda = property(lambda self: True)
+            return real(q, k, v, pe, call, o, dropout)
+        finally:
+            torch.Tensor.is_cuda = is_cuda
+    model_module.attention_fast = through_flex
+    real_flex = fastattn.flex
+    fastattn.flex = lambda *a: real_flex(*a, compiled=compiled)
+    try:
+        return logits(model, idx, **opts)
+    finally:
+        model_module.attention_fast = real
+        fastattn.flex = real_flex
+
+
+@pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
+@pytest.mark.parametrize('pe', [p for p in ALL if p not in ('none', 'learned', 'sinusoidal', 'rope')])
+@pytest.mark.parametrize('setup', [0, 1, 3, 4])
+def test_flex_score_and_mask_mods_equal_reference(pe, setup):
+    """The GPU path's score_mod and mask_mod, run by eager FlexAttention on CPU."""
+    model = tiny(pe)
+    idx = torch.randint(3, 64, (2, 48))
+    idx[:, ::7] = 1
+    with torch.no_grad():
+        ref = logits(model, idx, impl='plain', **SETUPS[setup])
+        got = flex_logits(model, idx, **SETUPS[setup])
+    assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
+
+
+def test_compiled_flex_forward_on_cpu_equals_reference():
+    """The same mods compiled (Inductor's CPU FlexAttention forward): KERPLE bias + weight with the Λ mask."""
+    model = tiny('kerple_biaswht', n_layer=1)
+    idx = torch.randint(3, 64, (1, 64))
+    with torch.no_grad():
+        ref = logits(model, idx, impl='plain', local=20, n_starting=2)
+        got = flex_logits(model, idx, compiled=True, local=20, n_starting=2)
+    assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()

@@ -1,0 +1,188 @@
+"""The methods after the seed papers (FIRE, FoX, CoPE, xPos, RoPE extension, randomized positions, SSMax) against
+hand-computed values and the properties their papers state. Causality, KV-cache decoding, fast = reference and
+gradients are covered for every registered encoding in test_model.py and test_attention.py."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import helpers
+from model import GPT, GPTConfig, keys_seen, allowed_keys
+
+
+def tiny(pe, **kw):
+    return helpers.tiny(pe, build=GPT, **kw)
+
+
+def logits(model, idx):
+    with torch.no_grad():
+        return model(idx, targets=idx)[0]
+
+
+def test_fox_with_constant_gates_is_alibi_with_slope_minus_log_f():
+    fox, alibi = tiny('fox'), tiny('alibi')
+    b = torch.tensor([-1.0, 0.5, 2.0, 4.0])
+    with torch.no_grad():
+        for gate in fox.pe.gate:
+            gate.weight.zero_()
+            gate.bias.copy_(b)  # f = sigmoid(b) whatever the input
+    alibi.load_state_dict({k: v for k, v in fox.state_dict().items() if not k.startswith('pe.')})
+    alibi.pe.slopes = -F.logsigmoid(b)  # sum_{t=n+1..m} log f = -(m - n) * slope
+    idx = torch.randint(0, 64, (2, 40))
+    assert torch.allclose(logits(fox, idx), logits(alibi, idx), atol=1e-5)
+
+
+def test_fox_gates_depend_on_the_content():
+    fox = tiny('fox')
+    x = torch.randn(1, 6, 32)
+    pot = fox.pe.potential(0, None, x)
+    with torch.no_grad():
+        logf = F.logsigmoid(fox.pe.gate[0](x)).transpose(1, 2)
+    # bias(m, n) = pot[n] - pot[m] = sum of log f over n+1..m, by hand for m = 5, n = 2
+    assert torch.allclose(pot[..., 2] - pot[..., 5], logf[..., 3:6].sum(-1), atol=1e-6)
+    assert not torch.allclose(pot, fox.pe.potential(0, None, x.flip(1)))
+
+
+@pytest.mark.parametrize('mode', ['pi', 'ntk', 'yarn'])
+def test_rope_extensions_at_scale_one_are_rope(mode):
+    idx = torch.randint(0, 64, (1, 50))
+    assert torch.equal(logits(tiny('rope', rope_scaling=mode, rope_scale=1.0), idx), logits(tiny('rope'), idx))
+
+
+def test_position_interpolation_rotates_by_m_over_s():
+    pi, rope = tiny('rope', rope_scaling='pi', rope_scale=4.0).pe, tiny('rope').pe
+    x = torch.randn(1, 4, 10, 8)
+    m = torch.arange(10)[None] * 4
+    assert torch.allclose(pi.rotate(x, m), rope.rotate(x, m / 4), atol=1e-6)
+
+
+def test_ntk_raises_the_base_so_the_slowest_pair_is_interpolated_exactly():
+    D, s = 8, 4.0
+    ntk, rope = tiny('rope', rope_scaling='ntk', rope_scale=s).pe, tiny('rope').pe
+    i = torch.arange(0, D, 2).float()
+    assert torch.allclose(ntk.inv_freq, (10000.0 * s ** (D / (D - 2))) ** (-i / D))
+    assert torch.allclose(ntk.inv_freq[-1], rope.inv_freq[-1] / s)  # the lowest frequency: exactly PI
+    assert torch.allclose(ntk.inv_freq[0], rope.inv_freq[0])          # the highest: untouched
+
+
+def test_yarn_ramp_keeps_fast_pairs_interpolates_slow_ones_and_sharpens():
+    s, L = 8.0, 256
+    cfg = dict(n_head=1, n_embd=64, block_size=L, rope_base=10000.0)
+    yarn, rope = tiny('rope', rope_scaling='yarn', rope_scale=s, **cfg).pe, tiny('rope', **cfg).pe
+    r = L * rope.inv_freq / (2 * math.pi)  # turns over the training length
+    fast, slow = r > 32, r < 1
+    assert fast.any() and slow.any() and (~fast & ~slow).any()
+    assert torch.equal(yarn.inv_freq[fast], rope.inv_freq[fast])
+    assert torch.allclose(yarn.inv_freq[slow], rope.inv_freq[slow] / s)
+    mid = ~fast & ~slow
+    g = (r[mid] - 1) / 31
+    assert torch.allclose(yarn.inv_freq[mid], (1 - g) * rope.inv_freq[mid] / s + g * rope.inv_freq[mid])
+    # q.k of the same pair grows by (0.1 ln s + 1)^2: YaRN's logit temperature
+    q, k = torch.randn(1, 1, 1, 64), torch.randn(1, 1, 1, 64)
+    zero = torch.zeros(1, 1)
+    assert torch.allclose((yarn.rotate(q, zero) * yarn.rotate(k, zero)).sum(),
+                          (q * k).sum() * (0.1 * math.log(s) + 1) ** 2, atol=1e-5)
+    assert yarn.inv_freq.shape == rope.inv_freq.shape
+
+
+def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
+    pe = tiny('xpos', n_head=1, n_embd=8, xpos_scale_base=4.0).pe
+    rope = tiny('rope', n_head=1, n_embd=8).pe
+    q, k = torch.randn(1, 1, 1, 8), torch.randn(1, 1, 1, 8)
+    m, n = torch.tensor([[9]]), torch.tensor([[3]])
+    zeta = (torch.arange(0, 8, 2).float() / 8 + 0.4) / 1.4
+    got = pe.rotate(q, m) * pe.rotate(k, n, key=True)
+    plain = rope.rotate(q, m) * rope.rotate(k, n)
+    scale = torch.cat([zeta, zeta]) ** ((9 - 3) / 4.0)
+    assert torch.allclose(got, plain * scale, atol=1e-6)
+    assert (zeta < 1).all()  # so every pair decays with distance
+
+
+def test_cope_positions_count_the_gates():
+    """With gates of exactly 0 or 1 and q.e[i] = i, CoPE's term is the number of counted keys between n and m."""
+    pe = tiny('cope', n_head=1, n_embd=4, cope_max_pos=8).pe
+    with torch.no_grad():
+        pe.e[0] = 0.0
+        pe.e[0, 0] = torch.arange(8).float()  # e[i] = i * unit vector 0
+    q = torch.tensor([1.0, 0, 0, 0]).view(1, 1, 1, 4).expand(1, 1, 5, 4)
+    gate = torch.tensor([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 0, 1, 0, 1], [1, 1, 1, 1, 1], [0, 1, 0, 1, 0]])
+    lg = torch.where(gate.bool(), 50.0, -50.0).float()
+    lg = lg.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), float('-inf'))[None, None]
+    got = pe.content(0, q, lg)[0, 0]
+    for m in range(5):
+        for n in range(m + 1):
+            assert got[m, n].item() == pytest.approx(gate[m, n:m + 1].sum().item(), abs=1e-4)
+    # fractional counts fall between two table entries, linearly
+    half = pe.content(0, q[:, :, :1], torch.zeros(1, 1, 1, 1))  # one key, gate sigmoid(0) = 0.5
+    assert half.item() == pytest.approx(0.5)
+
+
+def test_fire_input_stays_in_unit_interval_at_every_length():
+    pe = tiny('fire').pe
+    for T in (16, 100, 4096, 100000):
+        m = torch.arange(T, dtype=torch.float32)[:, None] if T <= 4096 else torch.tensor([[T - 1.0]])
+        d = torch.arange(T, dtype=torch.float32)[None] if T <= 4096 else torch.tensor([[0.0, 1.0, T / 2, T - 1.0]])
+        x = pe.inputs(0, d, m)[d <= m]
+        assert x.min() >= 0 and x.max() <= 1 + 1e-6
+    # below the threshold L the normaliser is psi(L): the bias is Toeplitz there (shift invariant)
+    d = torch.arange(5.0)
+    assert torch.allclose(pe.bias(0, d, torch.tensor(8.0)), pe.bias(0, d, torch.tensor(12.0)))
+    assert not torch.allclose(pe.bias(0, d, torch.tensor(20.0)), pe.bias(0, d, torch.tensor(400.0)))
+
+
+def test_randomized_positions_are_sorted_distinct_and_below_l_max():
+    model = tiny('rope', randomized_positions=200).train()
+    idx = torch.zeros(8, 16, dtype=torch.long)
+    pos = model.pe.positions(idx, 0, None)[0]
+    r = pos.rel
+    assert r.shape == (8, 16) and (r >= 0).all() and (r < 200).all()
+    assert (r[:, 1:] > r[:, :-1]).all()                   # sorted and distinct
+    assert len({tuple(row.tolist()) for row in r}) == 8   # a fresh draw per sequence
+    assert torch.equal(pos.idx, torch.arange(16))         # masks still use the token order
+    model.eval()
+    a, b = model.pe.positions(idx, 0, None)[0].rel, model.pe.positions(idx, 0, None)[0].rel
+    assert torch.equal(a, b) and a.shape == (1, 16)        # evaluation: one repeatable draw per length
+    with pytest.raises(ValueError, match='randomized_positions=8 must be 0 .off. or >= block_size=16'):
+        GPTConfig(block_size=16, randomized_positions=8)
+
+
+@pytest.mark.parametrize('pe', ['sinusoidal', 'learned', 'rope', 'xpos', 'alibi', 'kerple_log', 't5'])
+def test_randomized_positions_reach_every_positional_encoding(pe):
+    model = tiny(pe, randomized_positions=64).train()
+    idx = torch.randint(0, 64, (2, 16))
+    torch.manual_seed(1)
+    a = model(idx, targets=idx, reduction='none')[1]
+    torch.manual_seed(2)
+    b = model(idx, targets=idx, reduction='none')[1]
+    assert not torch.equal(a, b)  # other positions, other losses
+    model.pe.cfg.randomized_positions = 0  # the same draws without randomization: nothing changes
+    torch.manual_seed(1)
+    c = model(idx, targets=idx, reduction='none')[1]
+    torch.manual_seed(2)
+    assert torch.equal(c, model(idx, targets=idx, reduction='none')[1])
+
+
+def test_ssmax_scales_logits_by_s_log_keys_seen():
+    model = tiny('none', n_layer=1, ssmax=True)
+    with torch.no_grad():
+        model.transformer.h[0].attn.ssmax.copy_(torch.tensor([0.5, 1.0, 1.5, 2.0]))
+    idx = torch.randint(0, 64, (1, 12))
+    seen = {}
+    model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p), impl='plain')
+    with torch.no_grad():
+        model(idx)
+    model.set_attention()
+    attn = model.transformer.h[0].attn
+    with torch.no_grad():
+        q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, 12, 3, 4, 8).permute(2, 0, 3, 1, 4)
+    s = torch.tensor([0.5, 1.0, 1.5, 2.0])[:, None, None]
+    want = (q[0] @ k[0].transpose(-2, -1) / math.sqrt(8) * s * torch.log(torch.arange(1, 13).float())[:, None])
+    want = want.masked_fill(torch.ones(12, 12, dtype=torch.bool).triu(1), float('-inf')).softmax(-1)
+    assert torch.allclose(seen['p'][0], want, atol=1e-5)
+
+
+@pytest.mark.parametrize('windows', [[], [(0, 5)], [(3, 5)], [(2, 40)]])
+def test_keys_seen_counts_the_allowed_keys(windows):
+    qi = torch.arange(30)
+    assert torch.equal(keys_seen(qi, windows), allowed_keys(qi, qi, windows).sum(-1).float())

@@ -1,0 +1,83 @@
+"""passkey.py: the prompt layout by hand, and the scoring against a copying oracle and a uniform model."""
+import json
+import math
+
+import pytest
+import torch
+
+import passkey as pk
+from config import ConfigError
+from helpers import save_ckpt, tiny
+
+
+def byte_encode(text):
+    return list(text.encode())
+
+
+def test_passkey_prompt_layout_by_hand():
+    ids, ans, at = pk.passkey_prompt('text', 400, 0.5, '12345', byte_encode)
+    text = bytes(ids).decode()
+    t = pk.PASSKEY_STYLES['text']
+    assert text.startswith(t['intro']) and text.endswith(t['question']) and bytes(ans).decode() == '12345'
+    assert len(ids) + len(ans) - 1 <= 400 and len(ids) + len(ans) - 1 > 400 - len(t['filler'])
+    n_fill = text.count(t['filler'])
+    assert text.count('12345') == 2 and text[at:].startswith(t['needle'].format(key='12345'))
+    assert text[len(t['intro']):at].count(t['filler']) == round(0.5 * n_fill)
+    first, _, at0 = pk.passkey_prompt('code', 300, 0.0, '777', byte_encode)
+    last, _, at1 = pk.passkey_prompt('code', 300, 1.0, '777', byte_encode)
+    assert at0 == len(pk.PASSKEY_STYLES['code']['intro']) and bytes(last[at1:]).decode().startswith('pass_key = 777')
+    assert bytes(last[at1:]).decode().count(pk.PASSKEY_STYLES['code']['filler']) == 0
+
+
+class CopyOracle(torch.nn.Module):
+    """Predicts the token that followed the most recent earlier occurrence of the last 8 tokens (an ideal
+    induction head): it retrieves any passkey whose question repeats the needle's prefix."""
+
+    def forward(self, idx, targets=None, reduction='mean'):
+        logits = torch.zeros(*idx.shape, 256)
+        for b, row in enumerate(idx.tolist()):
+            seq = bytes(row)
+            for t in range(8, len(row)):
+                at = seq.rfind(seq[t - 7:t + 1], 0, t)
+                if at >= 0:
+                    logits[b, t, seq[at + 8]] = 10.0
+        return logits, None
+
+
+class Uniform(torch.nn.Module):
+    def forward(self, idx, targets=None, reduction='mean'):
+        return torch.zeros(*idx.shape, 256), None
+
+
+@pytest.mark.parametrize('style', ['text', 'code'])
+def test_passkey_scoring_with_a_copying_oracle_and_a_uniform_model(style):
+    keys = ['03817', '99999', '12345']
+    for depth in (0.0, 0.5, 1.0):
+        made = [pk.passkey_prompt(style, 350, depth, k, byte_encode) for k in keys]
+        res = pk.score_answers(CopyOracle(), [p for p, _, _ in made], [a for _, a, _ in made])
+        assert all(r['exact'] and r['digit_acc'] == 1.0 and r['rank'] == 0 for r in res)
+        res = pk.score_answers(Uniform(), [p for p, _, _ in made], [a for _, a, _ in made])
+        # all logits equal: nothing is strictly above the answer (rank 0), but log-prob is chance
+        assert all(r['logprob'] == pytest.approx(-math.log(256)) for r in res)
+    # a wrong key in the prompt: the oracle copies it, so the scored answer is wrong at the differing digits
+    prompt, _, _ = pk.passkey_prompt(style, 350, 0.5, '11111', byte_encode)
+    r = pk.score_answers(CopyOracle(), [prompt], [list(b'11911')])[0]
+    assert not r['exact'] and r['digit_acc'] == pytest.approx(0.8)
+
+
+def test_main_scores_every_cell_and_refuses_bad_settings(tmp_path):
+    paths = [save_ckpt(tmp_path, tiny('kerple_log', vocab_size=256, block_size=64), 'k'),
+             save_ckpt(tmp_path, tiny('regular', vocab_size=256, block_size=64), 'r')]
+    cfg = dict(pk.DEFAULTS, ckpt=paths, lengths=[4], depths=[0, 1], n=2, temperature='0.9', out_dir=str(tmp_path / 'res'))
+    out = pk.main(cfg)
+    assert sorted(p.name for p in (tmp_path / 'res').iterdir()) == ['passkey.json', 'passkey.md', 'passkey.png']
+    assert [(r['ckpt'], r['variant']) for r in out] == [('k', 'vanilla'), ('k', 'tau=0.9'), ('r', 'vanilla'),
+                                                        ('r', 'tau=0.9')]
+    # every cell: the prompt and the key but its last digit fill 4 L_tr = 256 tokens up to less than one filler line
+    room = lambda c: 256 - (c['prompt_tokens'] + 5 - 1)
+    assert all(c['L_ex'] == 256 and 0 <= room(c) < len(pk.PASSKEY_STYLES['code']['filler']) for r in out for c in r['cells'])
+    assert len(json.loads((tmp_path / 'res' / 'passkey.json').read_text())['keys']) == 2
+    with pytest.raises(ConfigError, match=r'depths=\[0, 1.5\]: expected numbers in \[0, 1\]'):
+        pk.main(dict(cfg, depths=[0, 1.5]))
+    with pytest.raises(ConfigError, match="a vocabulary smaller than the bytes tokenizer's 256"):
+        pk.main(dict(cfg, ckpt=[save_ckpt(tmp_path, tiny('alibi'), 'small')]))

@@ -1,0 +1,63 @@
+"""receptive_field.py: the gradient reaches exactly the tokens the attention masks let through (windowed models,
+RegularGPT's dilated tree), and the ERF on hand values."""
+import json
+
+import numpy as np
+import pytest
+
+import common
+import receptive_field as rf
+from helpers import make_split, save_ckpt, save_split, tiny
+
+
+@pytest.mark.parametrize('pe', ['none', 'alibi', 'sinusoidal'])
+def test_erf_of_windowed_model_is_bounded_by_window_times_layers(pe):
+    w, R, L = 4, 3, 40
+    model = tiny(pe, n_layer=R, window=w, block_size=L)
+    split = make_split()
+    ends, _ = common.draw_ends(split, L, 5, seed=5)
+    s = rf.receptive_field(model, split.tokens, ends, L)
+    reach = R * (w - 1) + 1                  # the last token sees w-1 more tokens back per layer
+    assert (s[:L - reach] == 0).all()        # exactly zero: masked keys are never read
+    assert (s[L - reach:] > 0).all()
+    assert abs(s.sum() - 1) < 1e-9
+    erf = common.erf_tokens(s)
+    assert erf <= reach <= w * R
+    c = common.cumulative_from_end(s)
+    assert abs(c[0] - 1) < 1e-9 and np.all(np.diff(c) <= 1e-12)
+    assert all(p.grad is None for p in model.parameters())  # the parameters were left alone
+
+
+def test_erf_tokens_on_hand_values():
+    s = np.array([0.0, 0.005, 0.015, 0.08, 0.9])
+    assert common.erf_tokens(s) == 3          # the last 3 tokens hold 0.995 > 0.99, the last 2 only 0.98
+    assert common.erf_tokens(np.array([0.5, 0.5])) == 2
+
+
+@pytest.mark.parametrize('C, T', [(2, 40), (3, 30)])
+def test_regular_gpt_last_token_reaches_every_token(C, T):
+    """Thesis 6.2.2: after its ceil(log_C T) levels the last token has seen every token, token 0 included."""
+    split = make_split()
+    ends, _ = common.draw_ends(split, T, 4, seed=6)
+    gather = tiny('regular', chunk_size=C, regular_impl='gather')
+    s = rf.receptive_field(gather, split.tokens, ends, T)
+    assert (s > 0).all() and abs(s.sum() - 1) < 1e-9
+    plain = rf.receptive_field(tiny('regular', chunk_size=C, regular_impl='plain'), split.tokens, ends, T)
+    assert np.allclose(s, plain, atol=1e-6)  # the sparse path and the dense reference agree
+
+
+def test_main_with_the_windowed_variant_and_a_regular_gpt(tmp_path, capsys):
+    data = save_split(tmp_path, make_split())
+    paths = [save_ckpt(tmp_path, tiny('alibi'), 'alibi'), save_ckpt(tmp_path, tiny('regular'), 'regular')]
+    out = rf.main(dict(rf.DEFAULTS, ckpt=paths, data_dir=data, length=2, n=3, windowed=True,
+                       out_dir=str(tmp_path / 'res')))
+    assert sorted(p.name for p in (tmp_path / 'res').iterdir()) == ['erf.json', 'erf.md', 'erf.png']
+    got = {(r['ckpt'], r['variant']): r for r in out}
+    # RegularGPT's gather path refuses a window (a one-line note), the dense one would honour it
+    assert sorted(got) == [('alibi', 'vanilla'), ('alibi', 'windowed@L_tr'), ('regular', 'vanilla')]
+    assert "regular_impl='plain'" in capsys.readouterr().out
+    # windowed@L_tr over 2 layers: the last of 32 tokens reaches 2 * (16 - 1) + 1 = 31 of them, not token 0
+    s = np.array(got[('alibi', 'windowed@L_tr')]['s'])
+    assert s[0] == 0 and (s[1:] > 0).all() and got[('alibi', 'windowed@L_tr')]['erf'] <= 31
+    assert (np.array(got[('alibi', 'vanilla')]['s']) > 0).all()
+    assert len(json.loads((tmp_path / 'res' / 'erf.json').read_text())['results']) == 3

@@ -1,0 +1,45 @@
+"""sweep.py: every grid point runs once with its own arguments and log; finished runs are skipped; failures named."""
+import os
+
+import pytest
+
+import sweep
+from config import ConfigError
+
+SCRIPT = """import sys, os
+args = dict(a[2:].split('=', 1) for a in sys.argv[1:])
+if args.get('fail') == '1':
+    sys.exit(3)
+os.makedirs(args['out_dir'], exist_ok=True)
+with open(os.path.join(args['out_dir'], 'args.txt'), 'a') as f:
+    f.write(' '.join(sys.argv[1:]) + ' threads=' + os.environ['OMP_NUM_THREADS'] + '\\n')
+"""
+
+
+def test_grid_runs_each_point_once_and_skips_finished_ones(tmp_path):
+    (tmp_path / 'fake.py').write_text(SCRIPT)
+    cfg = dict(sweep.DEFAULTS, script=str(tmp_path / 'fake.py'), args=['--common=1'],
+               grid=dict(seed=[0, 1], pe=['alibi', 'rope']), out_dir=str(tmp_path / '{pe}-s{seed}'), jobs=2)
+    sweep.main(cfg)
+    for seed in (0, 1):
+        for pe in ('alibi', 'rope'):
+            lines = (tmp_path / f'{pe}-s{seed}' / 'args.txt').read_text().splitlines()
+            assert lines == [f'--common=1 --seed={seed} --pe={pe} --out_dir={tmp_path}/{pe}-s{seed} threads=1']
+            assert os.path.exists(tmp_path / f'{pe}-s{seed}' / 'run.log.done')
+    os.remove(tmp_path / 'rope-s1' / 'run.log.done')
+    assert len(sweep.main(cfg)) == 4  # the grid; only rope-s1 ran again
+    assert len((tmp_path / 'rope-s1' / 'args.txt').read_text().splitlines()) == 2
+    assert len((tmp_path / 'alibi-s0' / 'args.txt').read_text().splitlines()) == 1
+
+
+def test_failures_and_bad_grids_are_named(tmp_path):
+    (tmp_path / 'fake.py').write_text(SCRIPT)
+    cfg = dict(sweep.DEFAULTS, script=str(tmp_path / 'fake.py'), grid=dict(fail=[0, 1]),
+               out_dir=str(tmp_path / 'r{fail}'), jobs=1)
+    with pytest.raises(ConfigError, match=r'1 run\(s\) failed: .*r1/run\.log'):
+        sweep.main(cfg)
+    assert os.path.exists(tmp_path / 'r0' / 'run.log.done') and not os.path.exists(tmp_path / 'r1' / 'run.log.done')
+    with pytest.raises(ConfigError, match='share a log file'):
+        sweep.main(dict(cfg, out_dir=str(tmp_path / 'same')))
+    with pytest.raises(ConfigError, match='non-empty list'):
+        sweep.main(dict(cfg, grid=dict(seed=[])))
