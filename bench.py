@@ -4,13 +4,13 @@ rounds), so that the ratios against pe='none' hold on a shared machine. Training
 
   python bench.py configs/tiny.py --mode=train                         # training step per encoding vs none
   python bench.py configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
-  python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one ALiBi layer, each implementation
+  python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one biased layer, each implementation
   python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
 """
 import concurrent.futures
 import ctypes
 import dataclasses
-import functools
+import math
 import multiprocessing
 import resource
 import statistics
@@ -21,8 +21,9 @@ import torch.nn.functional as F
 
 from common import Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision
 from config import ConfigError, run
-from model import (ALiBi, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, alibi_slopes,
-                   attention_fast, attention_reference, make_model, n_levels)
+import fastattn
+from model import (AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_fast,
+                   attention_reference, make_model, n_levels)
 
 DEFAULTS = dict(
     mode='train',               # train | eval | attention | regular
@@ -30,7 +31,9 @@ DEFAULTS = dict(
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
     lengths=[256, 1024, 4096],  # eval / attention / regular: sequence lengths
-    attn_impls=['plain', 'sdpa_mask', 'flex_eager', 'flex_compiled', 'fast'],  # attention: implementations
+    attn_impls=['causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'fast'],  # attention
+    attn_pe='alibi',            # attention: the bias of the layer (its table learns in sdpa_mask_grad)
+    attn_batch=1,               # attention: batch size (16 with lengths=256 is the tiny config's training shape)
     regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
     regular_chunk=2,            # regular: C
     # the model and batch (a training config sets these; its other keys are ignored here)
@@ -170,46 +173,45 @@ def bench_eval(cfg, device):
     return out
 
 
-def attention_impl(impl, q, k, v, compiled=None):
-    """One ALiBi-biased causal attention computed by `impl`; all return the same [B, H, T, D] output."""
+ATTN_IMPLS = ('causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'fast')
+
+
+def attention_impl(impl, q, k, v, pe, compiled=None):
+    """One causal attention layer with pe's bias computed by `impl`; all but 'causal' (no bias: the floor every
+    bias is measured against) return the same [B, H, T, D] output.
+    sdpa_mask(_grad): one SDPA call with a full [H, T, T] float mask (whose table learns, in _grad); flex_*:
+    FlexAttention with model.py's score_mod; plain / fast: model.py's reference / fast path."""
     B, H, T, D = q.shape
-    slopes = alibi_slopes(H).to(q.device)
-    d = (torch.arange(T)[:, None] - torch.arange(T)[None]).to(q.device)
-    if impl == 'sdpa_mask':  # one fused call with a full [H, T, T] float mask
-        mask = (-slopes[:, None, None] * d).masked_fill(d < 0, float('-inf'))
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask[None])
-    if impl in ('flex_eager', 'flex_compiled'):
-        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-        bm = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, T, T, device=q.device.type)
-        return (compiled or flex_attention)(q, k, v, block_mask=bm,
-                                            score_mod=lambda s, b, h, qi, ki: s - slopes[h] * (qi - ki))
-    # 'plain' and 'fast': model.py's reference and fast path
-    pe = _alibi(H, D, q.device.type)
     i = torch.arange(T, device=q.device)
+    if impl == 'causal':
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    if impl in ('sdpa_mask', 'sdpa_mask_grad'):
+        d = i[:, None] - i[None]
+        tab = pe.bias(0, i.float())
+        tab = tab if impl == 'sdpa_mask_grad' else tab.detach()
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=tab[:, d.clamp(min=0)].masked_fill(d < 0, float('-inf')))
+    if impl in ('flex_eager', 'flex_compiled'):
+        mods = fastattn.flex_mods(i, i[None], i, i[None], [], pe.bias(0, i.float()).detach())
+        return fastattn.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl == 'flex_compiled')
     fn = attention_reference if impl == 'plain' else attention_fast
-    return fn(q, k, v, pe, AttnCall(0, i, i[None], i, i[None]), AttnOptions())
-
-
-@functools.lru_cache
-def _alibi(H, D, device):
-    return ALiBi(GPTConfig(n_head=H, n_embd=H * D, pe='alibi')).to(device)
+    return fn(q, k, v, pe, AttnCall(0, i, i[None], i, i[None], kpot=pe.potential(0, i[None]), qpot=pe.potential(0, i[None])),
+              AttnOptions())
 
 
 def bench_attention_one(cfg, impl, T, backward):
     """Time (best of several calls) and peak memory of one implementation at length T, in a fresh process."""
     device = pick_device(cfg['device'])
     H, D = cfg['n_head'], cfg['n_embd'] // cfg['n_head']
-    compiled = None
-    if impl == 'flex_compiled':
-        from torch.nn.attention.flex_attention import flex_attention
-        compiled = torch.compile(flex_attention, dynamic=False)
+    torch.manual_seed(0)
+    pe = POSITIONAL_ENCODINGS[cfg['attn_pe']](model_config(cfg, pe=cfg['attn_pe'])).to(device)
     g = torch.Generator().manual_seed(0)
-    q, k, v = [torch.randn(1, H, T, D, generator=g).to(device).requires_grad_(backward) for _ in range(3)]
+    q, k, v = [torch.randn(cfg['attn_batch'], H, T, D, generator=g).to(device).requires_grad_(backward) for _ in range(3)]
 
     def step():
-        out = attention_impl(impl, q, k, v, compiled)
-        if backward:
-            out.sum().backward()
+        with torch.set_grad_enabled(backward):
+            out = attention_impl(impl, q, k, v, pe)
+            if backward:
+                out.sum().backward()
         if device.startswith('cuda'):
             torch.cuda.synchronize()
     try:
@@ -229,27 +231,30 @@ def bench_attention_one(cfg, impl, T, backward):
 
 
 def bench_attention(cfg, device):
-    """One ALiBi attention layer by each candidate implementation, each in a fresh process (own peak memory)."""
-    bad = [i for i in cfg['attn_impls'] if i not in ('plain', 'sdpa_mask', 'flex_eager', 'flex_compiled', 'fast')]
+    """One biased attention layer by each candidate implementation, each in a fresh process (own peak memory): the
+    measurement behind model.py's choice of paths. 'vs causal' is the time over that of the unbiased kernel."""
+    bad = [i for i in cfg['attn_impls'] if i not in ATTN_IMPLS]
     if bad:
-        raise ConfigError(f"attn_impls: unknown {', '.join(bad)}; known: plain, sdpa_mask, flex_eager, flex_compiled, fast")
+        raise ConfigError(f"attn_impls: unknown {', '.join(bad)}; known: {', '.join(ATTN_IMPLS)}")
     rows = []
     for backward in (False, True):
         for T in cfg['lengths']:
             for impl in cfg['attn_impls']:
+                if impl == 'sdpa_mask_grad' and not backward:
+                    continue  # the same forward as sdpa_mask
                 with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn')) as pool:
                     rows.append(pool.submit(bench_attention_one, cfg, impl, T, backward).result())
                 print(rows[-1], flush=True)
     table = []
     for r in rows:
-        base = next((b['ms'] for b in rows if b['impl'] == 'fast' and b['T'] == r['T']
+        base = next((b['ms'] for b in rows if b['impl'] == 'causal' and b['T'] == r['T']
                      and b['backward'] == r['backward'] and 'ms' in b), float('nan'))
         kind = 'fwd+bwd' if r['backward'] else 'fwd'
         table.append([kind, r['T'], r['impl']] + ([f"n/a: {r['error']}", '', '', ''] if 'error' in r else
                      [f"{r['ms']:.1f}", f"{r['ms'] / base:.2f}", f"{r['first_s']:.1f}", f"{r['mem_mb']:.0f}"]))
-    print(f"\none causal ALiBi attention layer on {device}, batch 1, {cfg['n_head']} heads x "
-          f"{cfg['n_embd'] // cfg['n_head']} dims; best of several calls; ratio = time / time of 'fast'\n")
-    print(md_table(['pass', 'T', 'impl', 'ms', 'vs fast', 'first call s', 'peak MiB (process)'], table))
+    print(f"\none causal attention layer with pe={cfg['attn_pe']} on {device} ({torch.get_num_threads()} threads), batch "
+          f"{cfg['attn_batch']}, {cfg['n_head']} heads x {cfg['n_embd'] // cfg['n_head']} dims; best of several calls\n")
+    print(md_table(['pass', 'T', 'impl', 'ms', 'vs causal', 'first call s', 'peak MiB (process)'], table))
     return rows
 
 

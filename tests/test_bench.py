@@ -6,11 +6,17 @@ import torch
 import bench
 
 
-@pytest.mark.parametrize('impl', ['sdpa_mask', 'flex_eager', 'fast'])
-def test_attention_candidates_equal_the_plain_reference(impl):
+@pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
+@pytest.mark.parametrize('pe', ['alibi', 'kerple_log', 't5'])
+@pytest.mark.parametrize('impl', ['sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'fast'])
+def test_attention_candidates_equal_the_plain_reference(impl, pe):
     g = torch.Generator().manual_seed(0)
     q, k, v = [torch.randn(2, 4, 70, 16, generator=g) for _ in range(3)]
-    assert torch.allclose(bench.attention_impl(impl, q, k, v), bench.attention_impl('plain', q, k, v), atol=1e-5)
+    enc = bench.POSITIONAL_ENCODINGS[pe](bench.GPTConfig(pe=pe, n_head=4, n_embd=64))
+    with torch.no_grad():
+        ref = bench.attention_impl('plain', q, k, v, enc)
+        assert torch.allclose(bench.attention_impl(impl, q, k, v, enc), ref, atol=1e-5)
+        assert not torch.allclose(bench.attention_impl('causal', q, k, v, enc), ref, atol=1e-3)  # the bias acts
 
 
 def test_interleaving_rotates_the_order_and_takes_per_round_ratios():
