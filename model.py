@@ -498,11 +498,13 @@ class CoPE(PositionalEncoding):
         self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.n_embd // cfg.n_head, cfg.cope_max_pos))
 
     def content(self, layer, q, logits):
-        p = torch.sigmoid(logits).flip(-1).cumsum(-1).flip(-1).clamp(max=self.cfg.cope_max_pos - 1)  # masked keys: 0
+        g = torch.sigmoid(logits)                                                  # masked keys (-inf) count 0
+        p = (g.sum(-1, keepdim=True) - g.cumsum(-1) + g).clamp(0, self.cfg.cope_max_pos - 1)  # sum over t >= n
         z = (q @ self.e[layer].to(q.dtype)).float()                                # q_m . e[i] for every integer i
-        lo = p.floor()
-        w = p - lo
-        return z.gather(-1, lo.long()) * (1 - w) + z.gather(-1, lo.long().add(1).clamp(max=self.cfg.cope_max_pos - 1)) * w
+        lo = p.detach().floor()
+        z_lo = z.gather(-1, lo.long())
+        z_hi = z.gather(-1, (lo.long() + 1).clamp(max=self.cfg.cope_max_pos - 1))
+        return z_lo + (z_hi - z_lo) * (p - lo)
 
 
 POSITIONAL_ENCODINGS = {
@@ -632,12 +634,16 @@ def logits(q, k, pe, call, o, rows, keys):
     layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
     qb, kb, qrel, krel = q[:, :, rows], k[:, :, keys], call.qrel[:, rows], call.krel[:, keys]
     ok = allowed_keys(call.qi[rows], call.ki[keys], call.windows)            # [tq, tk]
-    true_d = (qrel[:, :, None] - krel[:, None, :]).clamp(min=0)              # [b, tq, tk]
-    d = true_d.clamp(max=o.ceiling) if o.ceiling > 0 else true_d
-    m = qrel[:, :, None] if 'query' in pe.kinds else None
     topk = o.topk > 0 and layer >= o.topk_from_layer
+    tables = 'bias' in pe.kinds or 'weight' in pe.kinds
+    if tables or o.ceiling > 0 or topk:
+        true_d = (qrel[:, :, None] - krel[:, None, :]).clamp(min=0)          # [b, tq, tk]
+        d = true_d.clamp(max=o.ceiling) if o.ceiling > 0 else true_d
+    m = qrel[:, :, None] if 'query' in pe.kinds else None
 
     def score(raw, dist):  # raw q.k at distance(s) dist -> logits
+        if not tables:
+            return raw * scale
         w, b = distance_table(pe.weight, layer, dist), distance_table(pe.bias, layer, dist, m)
         raw = raw * w if w is not None else raw
         return raw * scale + (b / o.temperature if b is not None else 0.0)
@@ -649,18 +655,18 @@ def logits(q, k, pe, call, o, rows, keys):
         raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).float()
         if o.ceiling > 0:
             raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
-    att = score(raw, d)
+    att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))
     if 'potential' in pe.kinds:
         att = att + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
     if 'content' in pe.kinds:
-        att = att + pe.content(layer, qb, att.masked_fill(~ok, float('-inf'))) * scale
+        att = att + pe.content(layer, qb, att) * scale  # masked entries stay -inf
     if topk:
         middle = (call.qi[rows, None] >= call.ki[None, keys]) & ~ok
         mid = score(raw_at(o.ceiling // 2), torch.full_like(d, o.ceiling // 2)).masked_fill(~middle, float('-inf'))
         kth = mid.topk(min(o.topk, mid.size(-1)), dim=-1).values[..., -1:]
         chosen = middle & (mid >= kth) & (kth > float('-inf'))                # [B, H, tq, tk]
-        att, ok = torch.where(chosen, mid, att), ok | chosen
-    return att.masked_fill(~ok, float('-inf'))
+        att = torch.where(chosen, mid, att)
+    return att
 
 
 def attention_reference(q, k, v, pe, call, o, dropout=0.0):
