@@ -69,6 +69,8 @@ class GPTConfig:
         if self.rope_scaling not in ROPE_SCALINGS or self.rope_scale < 1.0:
             raise ValueError(f"rope_scaling={self.rope_scaling!r}, rope_scale={self.rope_scale}: allowed "
                              f"{', '.join(map(repr, ROPE_SCALINGS))} with rope_scale >= 1")
+        if self.randomized_positions and self.pe.startswith('bipe'):
+            raise ValueError(f"randomized_positions applies to token positions; pe={self.pe!r} has segment positions")
         if 0 < self.randomized_positions < self.block_size:
             raise ValueError(f"randomized_positions={self.randomized_positions} must be 0 (off) or >= block_size="
                              f"{self.block_size}: it is the range L_max the positions are drawn from")
@@ -76,7 +78,7 @@ class GPTConfig:
 
 # --------------------------------------------------------------------------------------------
 # Positional encodings. Each one is a small module behind one interface; the model calls
-#   positions(idx, start, state) -> (Positions, state)   which position every token has
+#   positions(idx, start, state, cached) -> (Positions, state)   which position every token has
 #   embed(pos)          -> [b,T,C] or None   absolute part, added to the token embeddings
 #   rotate(x, rel, key) -> x                 rotary part, applied to queries (key=False) and keys (key=True)
 #   bias(layer, d, m)   -> [H, n] or None    additive logit bias for distances d = m - n (float [n]); an encoding
@@ -105,11 +107,11 @@ class PositionalEncoding(nn.Module):
         super().__init__()
         self.cfg = cfg
 
-    def positions(self, idx, start, state):
+    def positions(self, idx, start, state, cached=False):
         B, T = idx.shape
         i = torch.arange(start, start + T, device=idx.device)
         L = self.cfg.randomized_positions
-        if L and state is None and start == 0:
+        if L and not cached:
             if T > L:
                 raise ValueError(f"an input of {T} tokens does not fit randomized_positions={L}: positions are drawn "
                                  f"from [0, {L}); train with a larger L_max to evaluate this long")
@@ -405,7 +407,7 @@ class BiPE(PositionalEncoding):
         self.kinds = ('absolute',) + self.inner.kinds
         self.register_buffer('sep', torch.tensor(cfg.bipe_sep_ids, dtype=torch.long), persistent=False)
 
-    def positions(self, idx, start, state):
+    def positions(self, idx, start, state, cached=False):
         B, T = idx.shape
         i = torch.arange(start, start + T, device=idx.device)
         if state is None:  # (segment index, index of the segment's first token, last token was a separator)
@@ -695,7 +697,7 @@ def key_range(qi, ki, windows):
 def attention_fast(q, k, v, pe, call, o, dropout=0.0):
     """attention_reference, fast and in memory linear in T:
     - no bias, window or analysis option: one fused causal SDPA call (flash, on CPU and GPU);
-    - on a GPU, biases and masks through one FlexAttention kernel (fastattn.flex_mods);
+    - on a GPU, biases, weights, potentials and masks through one FlexAttention kernel (fastattn.flex_mods);
     - inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or LM-Infinite's
       Λ mask: fastattn.tiled_attention (one shared bias block per diagonal of tiles; a potential folded into q.k),
       the Λ mask's starting tokens added by log-sum-exp;
@@ -714,14 +716,16 @@ def attention_fast(q, k, v, pe, call, o, dropout=0.0):
     plain = not explicit and not table and not rotary_far
     if plain and same and not call.windows and pot is None:
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale)
-    if q.is_cuda and o.flex and not explicit and not rotary_far and 'query' not in pe.kinds and dropout == 0:
-        # the GPU path: one FlexAttention kernel reading the distance tables (fastattn.flex_mods)
+    if (q.is_cuda and o.flex and o.hook is None and o.topk == 0 and not rotary_far and dropout == 0
+            and 'content' not in pe.kinds and 'query' not in pe.kinds):
+        # the GPU path: one FlexAttention kernel reading the distance tables (ALiBi's too: exact, unlike a
+        # difference of two large potentials) and FoX's potential (fastattn.flex_mods)
         n = int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
         dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
-        btab = pe.bias(layer, dist) / o.temperature if table else None
-        mods = fastattn.flex_mods(call.qi, call.qrel, call.ki, call.krel, call.windows, btab, None,
-                                  None if pot is None else pot / o.temperature, o.ceiling)
-        return fastattn.flex(q, k, v, scale, *mods)
+        btab = pe.bias(layer, dist) / o.temperature if 'bias' in pe.kinds else None
+        fox = call.kpot / o.temperature if 'potential' in pe.kinds else None
+        return fastattn.flex(q, k, v, scale, *fastattn.flex_mods(call.qi, call.qrel, call.ki, call.krel, call.windows,
+                                                                  btab, pe.weight(layer, dist), fox, o.ceiling))
     if plain and same and not call.windows and (torch.is_grad_enabled() or dropout > 0) and Tq <= 4096:
         # a potential in training: pot[n] - pot[m] with pot[m] dropped (softmax ignores it), one extra dimension
         qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
@@ -885,7 +889,7 @@ class GPT(nn.Module):
     def forward(self, idx, targets=None, cache=None, reduction='mean'):
         """Logits for every position when targets are given (with the loss), else for the last one only.
         reduction='none' returns the per-token loss [B, T]. With a KVCache, idx continues the cached text."""
-        pos, state = self.pe.positions(idx, cache.next if cache else 0, cache.pe_state if cache else None)
+        pos, state = self.pe.positions(idx, cache.next if cache else 0, cache.pe_state if cache else None, cache is not None)
         x = self.transformer.wte(idx)
         e = self.pe.embed(pos)
         if e is not None:

@@ -186,3 +186,20 @@ def test_ssmax_scales_logits_by_s_log_keys_seen():
 def test_keys_seen_counts_the_allowed_keys(windows):
     qi = torch.arange(30)
     assert torch.equal(keys_seen(qi, windows), allowed_keys(qi, qi, windows).sum(-1).float())
+
+
+def test_randomized_positions_with_a_kv_cache_are_the_token_order():
+    """Decoding must continue the positions, so a cache uses 0..T-1 from the prompt on, and equals a full forward
+    at those positions (the model with randomization off)."""
+    from model import KVCache
+    model = tiny('alibi', randomized_positions=64)
+    idx = torch.randint(0, 64, (1, 20))
+    cache = KVCache()
+    with torch.no_grad():
+        steps = [model(idx[:, :12], cache=cache)[0][:, -1]] + [model(idx[:, t:t + 1], cache=cache)[0][:, -1]
+                                                             for t in range(12, 20)]
+        model.pe.cfg.randomized_positions = 0
+        full = model(idx, targets=idx)[0]
+    assert all(torch.allclose(s, full[:, t], atol=1e-5) for s, t in zip(steps, range(11, 20)))
+    with pytest.raises(ValueError, match="pe='bipe_rope' has segment positions"):
+        GPTConfig(pe='bipe_rope', randomized_positions=64)
