@@ -267,10 +267,11 @@ def report(cfg, data, out_dir):
         return f"{fmt_ppl(s['ppl_mean'])} ± {fmt_ppl(s['ppl_std'], s['ppl_mean'])} (n={s['n']})"
 
     base = data['settings'].get('base_len') or 0
-    header = [f'L_ex / {base}' if base else 'L_ex / L_tr'] + [colname(g, lab) for g, lab in cols]
-    ppl_rows = [[f'{m:g}'] + [cell(at[(g, lab, m)]) for g, lab in cols] for m in lengths]
+    # one row per run or group and variant, one column per length: many models stay readable
+    header = ['model'] + [f'{m:g} x {base}' if base else f'{m:g} L_tr' for m in lengths]
+    ppl_rows = [[colname(g, lab)] + [cell(at[(g, lab, m)]) for m in lengths] for g, lab in cols]
     cost = lambda s: f"{s['seconds_mean']:.1f} s / {s['peak_rss_mb_max']:.0f} MB" if s['seconds_mean'] is not None else 'n/a'
-    cost_rows = [[f'{m:g}'] + [cost(at[(g, lab, m)]) for g, lab in cols] for m in lengths]
+    cost_rows = [[colname(g, lab)] + [cost(at[(g, lab, m)]) for m in lengths] for g, lab in cols]
     seeds = any(not s['single'] for s in summary)
     md = (f"Perplexity ({data['bits_unit']} in brackets) vs evaluation length; {data['description']}"
           + ("; groups of seeds: mean perplexity ± its sample standard deviation over the n seeds" if seeds else '')
