@@ -31,6 +31,8 @@ DEFAULTS = dict(
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
     lengths=[256, 1024, 4096],  # eval / attention / regular: sequence lengths
+    variants=[''],              # eval: '' (as trained), 'window' (window = block_size), 'lm_infinite' (Λ mask of the
+                                # first 10 + last block_size tokens, distance ceiling block_size); 'none' runs plain
     attn_impls=['causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'fast'],  # attention
     attn_pe='alibi',            # attention: the bias of the layer (its table learns in sdpa_mask_grad)
     attn_batch=1,               # attention: batch size (16 with lengths=256 is the tiny config's training shape)
@@ -144,31 +146,45 @@ def bench_train(cfg, device):
 
 @torch.no_grad()
 def bench_eval(cfg, device):
-    """No-grad forward of one length-T input (logits of the last position) per encoding, interleaved."""
+    """No-grad forward of one length-T input (logits of the last position) per encoding and variant, interleaved
+    with pe='none', the unbiased kernel every ratio is taken against."""
     _, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
-    models = {}
+    bad = [v for v in cfg['variants'] if v not in ('', 'window', 'lm_infinite')]
+    if bad:
+        raise ConfigError(f"variants: unknown {', '.join(bad)}; known: '' (as trained), window, lm_infinite")
+    L = cfg['block_size']
+    models, opts = {}, {}
     for pe in encodings(cfg):
-        torch.manual_seed(cfg['seed'])
-        models[pe] = make_model(model_config(cfg, pe=pe)).to(device).eval()
+        for var in ([''] if pe == 'none' else cfg['variants']):
+            name = pe + (f'+{var}' if var else '')
+            torch.manual_seed(cfg['seed'])
+            models[name] = make_model(model_config(cfg, pe=pe, window=L if var == 'window' else 0)).to(device).eval()
+            opts[name] = dict(local=L, n_starting=10, ceiling=L) if var == 'lm_infinite' else {}
     rows, out = [], {}
     for T in cfg['lengths']:
         x = torch.randint(models['none'].config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
 
-        def step(pe):
-            with ctx:
-                return timed(lambda: models[pe](x), device)
+        def step(name):
+            models[name].set_attention(**opts[name])
+            try:
+                with ctx:
+                    return timed(lambda: models[name](x), device)
+            finally:
+                models[name].set_attention()
         res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
-        for pe in models:
-            out[pe, T] = dict(s=statistics.median(r['s'] for r in res[pe]), mb=max(r['mb'] for r in res[pe]), ratio=ratio[pe])
-            print(f"T={T} {pe}: {out[pe, T]['s']:.3f} s ({ratio[pe]:.2f}x none), {out[pe, T]['mb']:.0f} MiB", flush=True)
+        for name in models:
+            out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]),
+                                ratio=ratio[name])
+            print(f"T={T} {name}: {out[name, T]['s']:.3f} s ({ratio[name]:.2f}x none), {out[name, T]['mb']:.0f} MiB",
+                  flush=True)
     Ts = cfg['lengths']
-    for pe in models:
-        row = [pe] + [f"{out[pe, T]['s']:.3f} s / {out[pe, T]['ratio']:.2f}x / {out[pe, T]['mb']:.0f} MiB" for T in Ts]
-        row += [f"{out[pe, b]['mb'] / max(out[pe, a]['mb'], 1e-9):.2f}" for a, b in zip(Ts, Ts[1:])]
+    for name in models:
+        row = [name] + [f"{out[name, T]['s']:.3f} s / {out[name, T]['ratio']:.2f}x / {out[name, T]['mb']:.0f} MiB" for T in Ts]
+        row += [f"{out[name, b]['mb'] / max(out[name, a]['mb'], 1e-9):.2f}" for a, b in zip(Ts, Ts[1:])]
         rows.append(row)
     print(f"\nno-grad forward, batch 1, on {device} ({torch.get_num_threads()} threads), {cfg['n_layer']} layers x "
-          f"{cfg['n_embd']}, {cfg['n_head']} heads, untrained; median of {cfg['rounds']} interleaved rounds; "
-          f"time / median per-round ratio to none / peak memory increase\n")
+          f"{cfg['n_embd']}, {cfg['n_head']} heads, untrained; median of {cfg['rounds']} interleaved rounds after "
+          f"{cfg['warmup']}; time / median per-round ratio to none / peak memory increase\n")
     print(md_table(['pe'] + [f'T={T}' for T in Ts] + [f'memory {b}/{a}' for a, b in zip(Ts, Ts[1:])], rows))
     return out
 

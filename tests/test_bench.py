@@ -34,7 +34,7 @@ def test_interleaving_rotates_the_order_and_takes_per_round_ratios():
     assert ratio['none'] == 1.0
 
 
-@pytest.mark.parametrize('mode, extra', [('train', {}), ('eval', dict(lengths=[32, 64])),
+@pytest.mark.parametrize('mode, extra', [('train', {}), ('eval', dict(lengths=[32, 64], variants=['', 'lm_infinite'])),
                                          ('regular', dict(lengths=[16, 32]))])
 def test_modes_run_on_a_tiny_model(mode, extra, capsys):
     cfg = dict(bench.DEFAULTS, mode=mode, pes=['alibi', 'kerple_log'], rounds=1, warmup=0, n_layer=1, n_head=2,
@@ -44,7 +44,8 @@ def test_modes_run_on_a_tiny_model(mode, extra, capsys):
     if mode == 'train':
         assert [r[0] for r in out] == ['none', 'alibi', 'kerple_log'] and '| none |' in printed
     elif mode == 'eval':
-        assert set(out) == {(pe, T) for pe in ('none', 'alibi', 'kerple_log') for T in (32, 64)}
+        names = ('none', 'alibi', 'kerple_log', 'alibi+lm_infinite', 'kerple_log+lm_infinite')
+        assert set(out) == {(name, T) for name in names for T in (32, 64)}
         assert out['none', 32]['ratio'] == 1.0
     else:
         assert set(out) == {16, 32} and set(out[16]) == {'plain', 'gather', 'reduce'}
