@@ -210,6 +210,36 @@ def main(cfg):
             dist.destroy_process_group()
 
 
+def build_model(cfg, ckpt_path, master):
+    """-> (model, its settings, the checkpoint to resume from or None), by cfg['init_from']: a new model, the one in
+    ckpt_path to continue, or a trained one to fine-tune (its weights and architecture, the config's settings that
+    leave the weights' shapes alone, e.g. a RoPE extension at a longer length)."""
+    if cfg['init_from'] == 'auto':
+        cfg['init_from'] = 'resume' if os.path.exists(ckpt_path) else 'scratch'
+    if cfg['init_from'] == 'scratch':
+        model_args = {f.name: cfg[f.name] for f in dataclasses.fields(GPTConfig)}
+        return make_model(GPTConfig(**model_args)), model_args, None
+    if cfg['init_from'] == 'resume':
+        if not os.path.exists(ckpt_path):
+            raise FileNotFoundError(f"init_from='resume' but there is no {ckpt_path}")
+        ckpt = read_checkpoint(ckpt_path)
+        model_args = ckpt['model_args']  # the architecture is the checkpoint's, whatever the config says
+        changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
+        if master and changed:
+            print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
+    else:
+        ckpt, src = None, read_checkpoint(cfg['init_from'])
+        model_args = dict(src['model_args'], **{k: cfg[k] for k in FINETUNE_KEYS})
+        if model_args['rope_scaling'] and not model_args['rope_original_len']:
+            model_args['rope_original_len'] = src['model_args']['block_size']  # YaRN's ramp counts from here
+        if master:
+            print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
+                  + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))
+    model = make_model(GPTConfig(**model_args))
+    model.load_state_dict((ckpt or src)['model'])
+    return model, model_args, ckpt
+
+
 def _train(cfg, device, ddp, rank, world):
     master = rank == 0
     device_type = 'cuda' if device.startswith('cuda') else 'cpu'
@@ -247,38 +277,9 @@ def _train(cfg, device, ddp, rank, world):
     np.random.seed(cfg['seed'] + rank)
     torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
     data_gen = torch.Generator().manual_seed(cfg['seed'])  # the same on every process: see sample_offsets
-    model_fields = [f.name for f in dataclasses.fields(GPTConfig)]
-    if cfg['init_from'] == 'auto':
-        cfg['init_from'] = 'resume' if os.path.exists(ckpt_path) else 'scratch'
-    if cfg['init_from'] == 'scratch':
-        model_args = {k: cfg[k] for k in model_fields}
-        model = make_model(GPTConfig(**model_args))
-        iter_num, best_val_loss, log_rows, elapsed, ckpt = 0, float('inf'), [], 0.0, None
-    elif cfg['init_from'] != 'resume':
-        # fine-tune a trained model (e.g. RoPE extension at a longer length): its weights and architecture, the
-        # config's settings that leave the weights' shapes alone, a fresh optimizer from iteration 0
-        src = read_checkpoint(cfg['init_from'])
-        model_args = dict(src['model_args'], **{k: cfg[k] for k in FINETUNE_KEYS})
-        if model_args['rope_scaling'] and not model_args['rope_original_len']:
-            model_args['rope_original_len'] = src['model_args']['block_size']  # YaRN's ramp counts from here
-        model = make_model(GPTConfig(**model_args))
-        model.load_state_dict(src['model'])
-        iter_num, best_val_loss, log_rows, elapsed, ckpt = 0, float('inf'), [], 0.0, None
-        if master:
-            print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
-                  + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))
-    else:
-        if not os.path.exists(ckpt_path):
-            raise FileNotFoundError(f"init_from='resume' but there is no {ckpt_path}")
-        ckpt = read_checkpoint(ckpt_path)
-        model_args = ckpt['model_args']  # the architecture is the checkpoint's, whatever the config says
-        changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
-        if master and changed:
-            print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
-        model = make_model(GPTConfig(**model_args))
-        model.load_state_dict(ckpt['model'])
-        # the log saved with the checkpoint ends at it: rows of a lost stretch after it are dropped from the files
-        iter_num, best_val_loss, log_rows, elapsed = ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed']
+    model, model_args, ckpt = build_model(cfg, ckpt_path, master)
+    iter_num, best_val_loss, log_rows, elapsed = (0, float('inf'), [], 0.0) if ckpt is None else \
+        (ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed'])  # the saved log ends at the checkpoint
     cfg.update(model_args)
     model.to(device)
     scaler = torch.amp.GradScaler(device_type, enabled=cfg['dtype'] == 'float16')
