@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Every table and plot in the README's results, from the checkpoints the sweeps write:
+#   python sweep.py configs/sweep_lm_tiny.py     # out/lm/<pe>-s<seed>
+#   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
+# Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those.
+# Usage: bash results.sh [lm|analysis|regular] (default: all three), or bench (speed; a quiet machine)
+set -e
+export OMP_NUM_THREADS=1
+what=${1:-all}
+PES="none sinusoidal rope alibi kerple_power kerple_log sandwich t5"
+LM=$(for p in $PES; do printf 'out/lm/%s-s[0-9]*,' "$p"; done)
+LM=${LM%,}
+reuse() { [ -f "$1" ] && echo "--reuse=$1" || true; }
+
+if [ "$what" = all ] || [ "$what" = lm ]; then
+  # perplexity vs length, thesis 4.3.4 (last-token; 64 segments x their last 64 tokens)
+  python extrapolate.py --ckpt="$LM" --lengths=1,2,4,8,16 --n=64 --last_k=64 --out_dir=results/ppl \
+    $(reuse results/ppl/ppl_last_token.json)
+  # LM-Infinite and windowed attention next to vanilla, and RoPE's extensions without fine-tuning (seed 0)
+  python extrapolate.py --ckpt=out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0 --lengths=1,4,16 --n=64 \
+    --last_k=64 --lm_infinite=True --windowed=True --out_dir=results/ppl --name=lm_infinite \
+    $(reuse results/ppl/lm_infinite.json)
+  for s in pi ntk yarn; do
+    python extrapolate.py --ckpt=out/lm/rope-s0 --lengths=1,4,16 --n=64 --last_k=64 --rope_scaling=$s \
+      --rope_scale=4 --out_dir=results/ppl --name=rope_$s $(reuse results/ppl/rope_$s.json)
+  done
+  python extrapolate.py --mode=merge --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_yarn.json \
+    --out_dir=results/ppl --name=rope_extension
+  # chapter 5: T5 at the temperatures Algorithm 1 picks (temperature.py, P_max alignment)
+  python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --temperature=2:0.95,4:0.95,8:0.9 \
+    --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)
+fi
+
+if [ "$what" = all ] || [ "$what" = analysis ]; then
+  python kernels.py --ckpt=out/lm/alibi-s0,out/lm/kerple_power-s0,out/lm/kerple_log-s0,out/lm/sandwich-s0,out/lm/t5-s0 \
+    --out_dir=results/kernels
+  python temperature.py --ckpt=out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/alibi-s0 --lengths=2,4,8 --out_dir=results/attention
+  python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0 --length=4 --out_dir=results/erf
+  python nope.py --out_dir=results/nope
+  python passkey.py --ckpt=out/lm/alibi-s0,out/lm/t5-s0 --out_dir=results/passkey
+fi
+
+if [ "$what" = all ] || [ "$what" = regular ]; then
+  python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 \
+    --models=regulargpt_c2,transformer,lstm --out_dir=results/regular
+  # after `python sweep.py configs/sweep_deletang_random.py`, add transformer_rand1024 to --models
+fi
+
+if [ "$what" = bench ]; then
+  # the README's speed figures (#12): run on a quiet machine; ratios are against pe='none' in the same process
+  mkdir -p results/bench
+  export OMP_NUM_THREADS=2
+  python bench.py configs/tiny.py --mode=eval --lengths=8192,32768 --rounds=2 --warmup=1 --threads=2 \
+    --pes=none,alibi,kerple_log,kerple_biaswht,t5,sandwich --variants=,window,lm_infinite | tee results/bench/eval.md
+  python bench.py configs/tiny.py --mode=eval --lengths=2048,8192 --rounds=3 --warmup=1 --threads=2 \
+    --pes=none,rope,xpos,fire,fox,cope,kerple_3log,gauss_wht1 | tee results/bench/eval_more.md
+  python bench.py configs/tiny.py --mode=train --rounds=12 --threads=2 \
+    --pes=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope \
+    | tee results/bench/train.md
+  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=train --rounds=12 --threads=1 \
+    --pes=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope \
+    | tee results/bench/train_1thread.md
+  python bench.py configs/tiny.py --mode=attention --lengths=8192 --attn_pe=alibi --rounds=3 --threads=2 \
+    --attn_impls=causal,sdpa_mask,flex_compiled,fast | tee results/bench/attention.md
+  python bench.py configs/tiny.py --mode=attention --lengths=256 --attn_batch=16 --attn_pe=kerple_log --rounds=10 \
+    --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
+fi
