@@ -42,8 +42,7 @@ fi
 
 if [ "$what" = all ] || [ "$what" = regular ]; then
   python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 \
-    --models=regulargpt_c2,transformer,lstm --out_dir=results/regular
-  # after `python sweep.py configs/sweep_deletang_random.py`, add transformer_rand1024 to --models
+    --models=regulargpt_c2,transformer,transformer_rand1024,lstm --out_dir=results/regular
 fi
 
 if [ "$what" = bench ]; then
