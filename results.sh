@@ -49,15 +49,13 @@ if [ "$what" = bench ]; then
   # the README's speed figures (#12): run on a quiet machine; ratios are against pe='none' in the same process
   mkdir -p results/bench
   export OMP_NUM_THREADS=2
+  TRAIN_PES=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope
   python bench.py configs/tiny.py --mode=eval --lengths=8192,32768 --rounds=2 --warmup=1 --threads=2 \
     --pes=none,alibi,kerple_log,kerple_biaswht,t5,sandwich --variants=,window,lm_infinite | tee results/bench/eval.md
   python bench.py configs/tiny.py --mode=eval --lengths=2048,8192 --rounds=3 --warmup=1 --threads=2 \
     --pes=none,rope,xpos,fire,fox,cope,kerple_3log,gauss_wht1 | tee results/bench/eval_more.md
-  python bench.py configs/tiny.py --mode=train --rounds=12 --threads=2 \
-    --pes=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope \
-    | tee results/bench/train.md
-  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=train --rounds=12 --threads=1 \
-    --pes=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope \
+  python bench.py configs/tiny.py --mode=train --rounds=12 --threads=2 --pes=$TRAIN_PES | tee results/bench/train.md
+  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=train --rounds=12 --threads=1 --pes=$TRAIN_PES \
     | tee results/bench/train_1thread.md
   python bench.py configs/tiny.py --mode=attention --lengths=8192 --attn_pe=alibi --rounds=3 --threads=2 \
     --attn_impls=causal,sdpa_mask,flex_compiled,fast | tee results/bench/attention.md
