@@ -183,10 +183,10 @@ def read_checkpoint(path, mmap=False):
     return ckpt
 
 
-def load_checkpoint(path, **overrides):
+def load_checkpoint(path, ckpt=None, **overrides):
     """-> (model in eval mode on CPU, training config dict, corpus meta). overrides change model settings that do
-    not touch the weights (e.g. window=, rope_scaling= at evaluation)."""
-    ckpt = read_checkpoint(path)
+    not touch the weights (e.g. window=, rope_scaling= at evaluation); ckpt: the file's contents when already read."""
+    ckpt = ckpt or read_checkpoint(path)
     args = dict(ckpt['model_args'], **overrides)
     unknown = sorted(set(args) - set(GPTConfig.__dataclass_fields__))
     if unknown:
@@ -210,7 +210,10 @@ class Run:
 
     def __init__(self, path, label='', **overrides):
         self.path = checkpoint_file(path)
-        self.model, self.config, self.meta = load_checkpoint(self.path, **overrides)
+        ckpt = read_checkpoint(self.path)
+        self.model, self.config, self.meta = load_checkpoint(self.path, ckpt, **overrides)
+        self.iters = ckpt.get('iter_num')  # a checkpoint is saved at every evaluation: this says how far training got
+        self.finished = self.iters is None or self.iters >= self.config.get('max_iters', 0)
         folder = os.path.basename(os.path.dirname(os.path.abspath(self.path)))
         self.name, self.group = folder + label, re.sub(r'-s\d+$', '', folder) + label
         self.L_tr = self.model.config.block_size  # train.py trains on block_size-token windows
@@ -218,16 +221,27 @@ class Run:
 
 
 def load_runs(patterns, label='', **overrides):
-    """Checkpoint paths or glob patterns (out/lm/*-s0) -> [Run], in the order given; equal names get #2, #3."""
-    paths = []
+    """Checkpoint paths or glob patterns (out/lm/*-s0) -> [Run], in the order given; equal names get #2, #3.
+    A glob leaves out runs that are still training (so a seed that is not done yet does not enter a mean);
+    name such a run without a wildcard to evaluate it anyway."""
+    runs = []
     for p in patterns:
-        hits = sorted(glob.glob(p)) if any(c in p for c in '*?[') else [p]
+        wild = any(c in p for c in '*?[')
+        hits = sorted(glob.glob(p)) if wild else [p]
         if not hits:
             raise FileNotFoundError(f"no checkpoint matches {p!r}")
-        paths += hits
-    if not paths:
+        for h in hits:
+            r = Run(h, label, **overrides)
+            if wild and not r.finished:
+                print(f"note: {p!r} matches {r.path}, left out: saved at iteration {r.iters} of "
+                      f"{r.config['max_iters']} (still training?)")
+                continue
+            runs.append(r)
+    if not patterns:
         raise ConfigError("ckpt is empty: give checkpoint files or out/<run> folders, e.g. --ckpt=out/tiny-alibi")
-    runs, seen = [Run(p, label, **overrides) for p in paths], {}
+    if not runs:
+        raise ConfigError(f"every run that ckpt={','.join(patterns)} matches is still training; name one without a wildcard")
+    seen = {}
     for r in runs:
         seen[r.name] = seen.get(r.name, 0) + 1
         if seen[r.name] > 1:

@@ -187,7 +187,7 @@ def score_runs(cfg, runs, split, specs, settings):
             old = json.load(f)
         if old.get('settings') != settings:
             raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
-        # matched by run name, variant and length: a retrained checkpoint needs a fresh run
+        # matched by run name, variant and length, and by training iteration where the row records it
         reuse = {(r['ckpt'], r['variant'], r['mult']): r for r in old['results'] if r.get('loss') is not None}
         setup.update(old.get('setup', {}))
     for r in runs:
@@ -197,11 +197,11 @@ def score_runs(cfg, runs, split, specs, settings):
         for label, kw in specs:
             for m in cfg['lengths']:
                 L = ex_len(m, unit(cfg, r))
-                if (r.name, label, m) in reuse:
+                if (r.name, label, m) in reuse and reuse[r.name, label, m].get('iters', r.iters) == r.iters:
                     rows.append(dict(reuse[(r.name, label, m)], reused_from=cfg['reuse']))
                     print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {cfg['reuse']}")
                     continue
-                row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, variant=label, mult=m, L_ex=L)
+                row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
                 try:
                     r.model.set_attention(**kw(r.L_tr, m))
                     with Meter() as meter:

@@ -92,6 +92,20 @@ def test_load_runs_expands_globs_and_groups_seeds(tmp_path):
         common.load_runs([str(tmp_path / 't5-s*')])
 
 
+def test_a_glob_leaves_out_runs_that_are_still_training(tmp_path):
+    # train.py saves at every evaluation: a seed at iteration 200 of 3200 must not enter a mean over seeds
+    for name, it in (('alibi-s0', 3200), ('alibi-s1', 200)):
+        os.makedirs(tmp_path / name)
+        save(tmp_path / name / 'ckpt.pt', iter_num=it)
+        ckpt = torch.load(tmp_path / name / 'ckpt.pt', weights_only=True)
+        torch.save(dict(ckpt, config=dict(dataset='pycode', max_iters=3200)), tmp_path / name / 'ckpt.pt')
+    assert [r.name for r in common.load_runs([str(tmp_path / 'alibi-s*')])] == ['alibi-s0']
+    named = common.load_runs([str(tmp_path / 'alibi-s1')])  # named without a wildcard: evaluated as asked
+    assert [(r.name, r.iters, r.finished) for r in named] == [('alibi-s1', 200, False)]
+    with pytest.raises(ConfigError, match=r'every run that ckpt=.*alibi-s1\* matches is still training'):
+        common.load_runs([str(tmp_path / 'alibi-s1*')])
+
+
 def test_bytes_tokenizer_round_trip_and_unknown_name():
     tok = common.get_tokenizer('bytes')
     assert tok.encode('pass_key = 7\n') == list(b'pass_key = 7\n') and tok.decode(tok.encode('é.')) == 'é.'

@@ -198,6 +198,11 @@ def test_ppl_reuse_takes_matching_rows_and_refuses_other_settings(tmp_path):
     assert [r['loss'] for r in both[:2]] == [r['loss'] for r in first]
     with pytest.raises(ConfigError, match='was made with settings'):
         ex.main(dict(base, n=5, ckpt=[a], reuse=str(tmp_path / 'r' / 'one.json')))
+    # the same run name trained further: its rows are scored again
+    ckpt = torch.load(os.path.join(a, 'ckpt.pt'), weights_only=True)
+    torch.save(dict(ckpt, iter_num=400), os.path.join(a, 'ckpt.pt'))
+    again = ex.main(dict(base, ckpt=[a], reuse=str(tmp_path / 'r' / 'one.json'), name='three'))['results']
+    assert [r.get('reused_from') for r in again] == [None, None] and [r['iters'] for r in again] == [400, 400]
 
 
 def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
