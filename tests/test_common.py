@@ -99,6 +99,7 @@ def test_a_glob_leaves_out_runs_that_are_still_training(tmp_path):
         save(tmp_path / name / 'ckpt.pt', iter_num=it)
         ckpt = torch.load(tmp_path / name / 'ckpt.pt', weights_only=True)
         torch.save(dict(ckpt, config=dict(dataset='pycode', max_iters=3200)), tmp_path / name / 'ckpt.pt')
+    os.makedirs(tmp_path / 'alibi-s2')  # started, nothing saved yet
     assert [r.name for r in common.load_runs([str(tmp_path / 'alibi-s*')])] == ['alibi-s0']
     named = common.load_runs([str(tmp_path / 'alibi-s1')])  # named without a wildcard: evaluated as asked
     assert [(r.name, r.iters, r.finished) for r in named] == [('alibi-s1', 200, False)]
