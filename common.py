@@ -231,9 +231,12 @@ def load_runs(patterns, label='', **overrides):
         if not hits:
             raise FileNotFoundError(f"no checkpoint matches {p!r}")
         for h in hits:
-            if wild and os.path.isdir(h) and not os.path.isfile(os.path.join(h, 'ckpt.pt')):
-                print(f"note: {p!r} matches {h}, left out: no checkpoint yet (still training?)")
-                continue
+            if wild:
+                try:
+                    checkpoint_file(h)
+                except FileNotFoundError:
+                    print(f"note: {p!r} matches {h}, left out: no checkpoint yet (still training?)")
+                    continue
             r = Run(h, label, **overrides)
             if wild and not r.finished:
                 print(f"note: {p!r} matches {r.path}, left out: saved at iteration {r.iters} of "

@@ -197,8 +197,9 @@ def score_runs(cfg, runs, split, specs, settings):
         for label, kw in specs:
             for m in cfg['lengths']:
                 L = ex_len(m, unit(cfg, r))
-                if (r.name, label, m) in reuse and reuse[r.name, label, m].get('iters', r.iters) == r.iters:
-                    rows.append(dict(reuse[(r.name, label, m)], reused_from=cfg['reuse']))
+                done = reuse.get((r.name, label, m))
+                if done and done.get('iters', r.iters) == r.iters:
+                    rows.append(dict(done, reused_from=cfg['reuse']))
                     print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {cfg['reuse']}")
                     continue
                 row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
