@@ -8,7 +8,8 @@ Every point of `grid` (all combinations of its values) becomes one command:
   python <script> <args...> --key=value ...   (plus `--out_dir=<out_dir>` when out_dir is set)
 with `{key}` in args, out_dir and log replaced by the point's values. A run that finished (its log has a `.done` file
 beside it) is skipped, so an interrupted sweep continues where it stopped; train.py runs get --init_from=auto
-and resume from their last checkpoint. Progress goes to the terminal, each run's output to its log.
+and resume from their last checkpoint (a fine-tune keeps its own --init_from until its out_dir has one).
+Progress goes to the terminal, each run's output to its log.
 """
 import itertools
 import os
@@ -40,7 +41,10 @@ def command(cfg, point):
     if out:
         argv.append(f'--out_dir={out}')
     if os.path.basename(cfg['script']) == 'train.py':
-        argv.append('--init_from=auto')  # resume a run that was stopped
+        # resume a run that was stopped; a fine-tune (its own --init_from=<checkpoint>) starts from that until it has one
+        fine_tune = any(a.startswith('--init_from=') for a in argv)
+        if not fine_tune or os.path.exists(os.path.join(out, 'ckpt.pt')):
+            argv.append('--init_from=auto')
     log = cfg['log'].format(**point) if cfg['log'] else os.path.join(out or '.', 'run.log')
     return argv, log
 

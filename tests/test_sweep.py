@@ -43,3 +43,16 @@ def test_failures_and_bad_grids_are_named(tmp_path):
         sweep.main(dict(cfg, out_dir=str(tmp_path / 'same')))
     with pytest.raises(ConfigError, match='non-empty list'):
         sweep.main(dict(cfg, grid=dict(seed=[])))
+
+
+def test_train_runs_resume_and_fine_tunes_keep_their_source(tmp_path):
+    cfg = dict(sweep.DEFAULTS, script='train.py', out_dir=str(tmp_path / 'r{seed}'))
+    plain = dict(cfg, args=['configs/tiny.py'])
+    tune = dict(cfg, args=['configs/tiny.py', '--init_from=out/lm/rope-s{seed}/ckpt.pt'])
+    assert sweep.command(plain, dict(seed=0))[0][-1] == '--init_from=auto'
+    # no checkpoint of its own yet: the fine-tune must start from its source, not from scratch
+    argv = sweep.command(tune, dict(seed=0))[0]
+    assert [a for a in argv if a.startswith('--init_from=')] == ['--init_from=out/lm/rope-s0/ckpt.pt']
+    os.makedirs(tmp_path / 'r0')
+    (tmp_path / 'r0' / 'ckpt.pt').write_bytes(b'')
+    assert sweep.command(tune, dict(seed=0))[0][-1] == '--init_from=auto'  # later flags win: resume its own
