@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every table and plot in the README's results, from the checkpoints the sweeps write:
 #   python sweep.py configs/sweep_lm_tiny.py     # out/lm/<pe>-s<seed>
+#   python sweep.py configs/sweep_rope_finetune.py   # out/lm/rope-<pi|ntk|yarn>ft-s<seed>, from out/lm/rope-s<seed>
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those.
 # Usage: bash results.sh [lm|analysis|regular] (default: all three), or bench (speed; a quiet machine)
@@ -16,16 +17,21 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
   # perplexity vs length, thesis 4.3.4 (last-token; 64 segments x their last 64 tokens)
   python extrapolate.py --ckpt="$LM" --lengths=1,2,4,8,16 --n=64 --last_k=64 --out_dir=results/ppl \
     $(reuse results/ppl/ppl_last_token.json)
-  # LM-Infinite and windowed attention next to vanilla, and RoPE's extensions without fine-tuning (seed 0)
+  # LM-Infinite and windowed attention next to vanilla (seed 0)
   python extrapolate.py --ckpt=out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0 --lengths=1,4,16 --n=64 \
     --last_k=64 --lm_infinite=True --windowed=True --out_dir=results/ppl --name=lm_infinite \
     $(reuse results/ppl/lm_infinite.json)
+  # RoPE's extensions at s = 4: without fine-tuning (every seed of rope), and after the 200-step fine-tune at
+  # 4 L_tr of configs/sweep_rope_finetune.py; lengths in units of the original L_tr = 256, so the four JSONs merge
   for s in pi ntk yarn; do
-    python extrapolate.py --ckpt=out/lm/rope-s0 --lengths=1,4,16 --n=64 --last_k=64 --rope_scaling=$s \
-      --rope_scale=4 --out_dir=results/ppl --name=rope_$s $(reuse results/ppl/rope_$s.json)
+    python extrapolate.py --ckpt='out/lm/rope-s[0-9]*' --base_len=256 --lengths=1,4,16 --n=64 --last_k=64 \
+      --rope_scaling=$s --rope_scale=4 --out_dir=results/ppl --name=rope_$s $(reuse results/ppl/rope_$s.json)
   done
-  python extrapolate.py --mode=merge --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_yarn.json \
-    --out_dir=results/ppl --name=rope_extension
+  python extrapolate.py --ckpt='out/lm/rope-s[0-9]*,out/lm/rope-pift-s[0-9]*,out/lm/rope-ntkft-s[0-9]*,out/lm/rope-yarnft-s[0-9]*' \
+    --base_len=256 --lengths=1,4,16 --n=64 --last_k=64 --out_dir=results/ppl --name=rope_finetune \
+    $(reuse results/ppl/rope_finetune.json)
+  python extrapolate.py --mode=merge --out_dir=results/ppl --name=rope_extension \
+    --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_yarn.json,results/ppl/rope_finetune.json
   # chapter 5: T5 at the temperatures Algorithm 1 picks (temperature.py, P_max alignment)
   python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --temperature=2:0.95,4:0.95,8:0.9 \
     --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)
