@@ -22,14 +22,15 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
     --last_k=64 --lm_infinite=True --windowed=True --out_dir=results/ppl --name=lm_infinite \
     $(reuse results/ppl/lm_infinite.json)
   # RoPE's extensions at s = 4: without fine-tuning (every seed of rope), and after the 200-step fine-tune at
-  # 4 L_tr of configs/sweep_rope_finetune.py; lengths in units of the original L_tr = 256, so the four JSONs merge
+  # 4 L_tr of configs/sweep_rope_finetune.py; one set of settings (lengths in units of the original L_tr = 256),
+  # which merge needs
+  EXT="--base_len=256 --lengths=1,4,16 --n=64 --last_k=64 --out_dir=results/ppl"
   for s in pi ntk yarn; do
-    python extrapolate.py --ckpt='out/lm/rope-s[0-9]*' --base_len=256 --lengths=1,4,16 --n=64 --last_k=64 \
-      --rope_scaling=$s --rope_scale=4 --out_dir=results/ppl --name=rope_$s $(reuse results/ppl/rope_$s.json)
+    python extrapolate.py --ckpt='out/lm/rope-s[0-9]*' $EXT --rope_scaling=$s --rope_scale=4 --name=rope_$s \
+      $(reuse results/ppl/rope_$s.json)
   done
   python extrapolate.py --ckpt='out/lm/rope-s[0-9]*,out/lm/rope-pift-s[0-9]*,out/lm/rope-ntkft-s[0-9]*,out/lm/rope-yarnft-s[0-9]*' \
-    --base_len=256 --lengths=1,4,16 --n=64 --last_k=64 --out_dir=results/ppl --name=rope_finetune \
-    $(reuse results/ppl/rope_finetune.json)
+    $EXT --name=rope_finetune $(reuse results/ppl/rope_finetune.json)
   python extrapolate.py --mode=merge --out_dir=results/ppl --name=rope_extension \
     --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_yarn.json,results/ppl/rope_finetune.json
   # chapter 5: T5 at the temperatures Algorithm 1 picks (temperature.py, P_max alignment)
