@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Every table and plot in the README's results, from the checkpoints the sweeps write:
 #   python sweep.py configs/sweep_lm_tiny.py     # out/lm/<pe>-s<seed>
+#   python sweep.py configs/sweep_lm_wave2.py    # out/lm/<fire|fox|cope|xpos>-s<seed>, the methods after the seed papers
+#   python sweep.py configs/sweep_lm_rope_ssmax.py; python sweep.py configs/sweep_lm_rope_random.py   # out/lm/rope-<ssmax|rand4096>-s<seed>
 #   python sweep.py configs/sweep_rope_finetune.py   # out/lm/rope-<pi|ntk|yarn>ft-s<seed>, from out/lm/rope-s<seed>
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those.
@@ -8,7 +10,7 @@
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
-PES="none sinusoidal rope alibi kerple_power kerple_log sandwich t5"
+PES="none sinusoidal rope alibi kerple_power kerple_log sandwich t5 fire fox cope xpos rope-ssmax rope-rand4096"
 LM=$(for p in $PES; do printf 'out/lm/%s-s[0-9]*,' "$p"; done)
 LM=${LM%,}
 reuse() { [ -f "$1" ] && echo "--reuse=$1" || true; }
@@ -18,7 +20,7 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
   python extrapolate.py --ckpt="$LM" --lengths=1,2,4,8,16 --n=64 --last_k=64 --out_dir=results/ppl \
     $(reuse results/ppl/ppl_last_token.json)
   # LM-Infinite and windowed attention next to vanilla (seed 0)
-  python extrapolate.py --ckpt=out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0 --lengths=1,4,16 --n=64 \
+  python extrapolate.py --ckpt=out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/xpos-s0 --lengths=1,4,16 --n=64 \
     --last_k=64 --lm_infinite=True --windowed=True --out_dir=results/ppl --name=lm_infinite \
     $(reuse results/ppl/lm_infinite.json)
   # RoPE's extensions at s = 4: without fine-tuning (every seed of rope), and after the 200-step fine-tune at
@@ -39,10 +41,12 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = analysis ]; then
-  python kernels.py --ckpt=out/lm/alibi-s0,out/lm/kerple_power-s0,out/lm/kerple_log-s0,out/lm/sandwich-s0,out/lm/t5-s0 \
+  python kernels.py --ckpt=out/lm/alibi-s0,out/lm/kerple_power-s0,out/lm/kerple_log-s0,out/lm/sandwich-s0,out/lm/t5-s0,out/lm/fire-s0 \
     --out_dir=results/kernels
-  python temperature.py --ckpt=out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/alibi-s0 --lengths=2,4,8 --out_dir=results/attention
-  python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0 --length=4 --out_dir=results/erf
+  python temperature.py --ckpt=out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/alibi-s0,out/lm/rope-s0,out/lm/rope-ssmax-s0 --lengths=2,4,8 \
+    --out_dir=results/attention
+  python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
+    --length=4 --out_dir=results/erf
   python nope.py --out_dir=results/nope
   python passkey.py --ckpt=out/lm/alibi-s0,out/lm/t5-s0 --out_dir=results/passkey
 fi
