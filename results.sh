@@ -2,7 +2,8 @@
 # Every table and plot in the README's results, from the checkpoints the sweeps write:
 #   python sweep.py configs/sweep_lm_tiny.py     # out/lm/<pe>-s<seed>
 #   python sweep.py configs/sweep_lm_wave2.py    # out/lm/<fire|fox|cope|xpos>-s<seed>, the methods after the seed papers
-#   python sweep.py configs/sweep_lm_rope_ssmax.py; python sweep.py configs/sweep_lm_rope_random.py   # out/lm/rope-<ssmax|rand4096>-s<seed>
+#   python sweep.py configs/sweep_lm_rope_ssmax.py   # out/lm/rope-ssmax-s<seed>
+#   python sweep.py configs/sweep_lm_rope_random.py  # out/lm/rope-rand4096-s<seed>
 #   python sweep.py configs/sweep_rope_finetune.py   # out/lm/rope-<pi|ntk|yarn>ft-s<seed>, from out/lm/rope-s<seed>
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those.
