@@ -220,10 +220,10 @@ class Run:
         self.pe = self.model.config.pe
 
 
-def load_runs(patterns, label='', **overrides):
+def load_runs(patterns, label='', empty_ok=False, **overrides):
     """Checkpoint paths or glob patterns (out/lm/*-s0) -> [Run], in the order given; equal names get #2, #3.
     A glob leaves out runs that are still training (so a seed that is not done yet does not enter a mean);
-    name such a run without a wildcard to evaluate it anyway."""
+    name such a run without a wildcard to evaluate it anyway. empty_ok: [] rather than an error when all are."""
     runs = []
     for p in patterns:
         wild = any(c in p for c in '*?[')
@@ -245,7 +245,7 @@ def load_runs(patterns, label='', **overrides):
             runs.append(r)
     if not patterns:
         raise ConfigError("ckpt is empty: give checkpoint files or out/<run> folders, e.g. --ckpt=out/tiny-alibi")
-    if not runs:
+    if not runs and not empty_ok:
         raise ConfigError(f"every run that ckpt={','.join(patterns)} matches is still training; name one without a wildcard")
     seen = {}
     for r in runs:

@@ -14,6 +14,9 @@ plot the mean with a +-1 std band, and the JSON keeps every run next to the grou
 (windowed, lm_infinite, topk, temperature) add columns next to the vanilla model. Writes <out_dir>/<name>.json, .md
 and .png. Papers (../shared/papers): thesis = Chi 2024 (000), LM-Infinite = Han et al. 2023 (002).
 """
+import fnmatch
+import glob
+import itertools
 import json
 import math
 import os
@@ -42,7 +45,8 @@ DEFAULTS = dict(
     max_tokens=65536,           # nonoverlap/sliding: tokens scored
     offset=0,                   # nonoverlap/sliding: start of the scored span in the split
     stride=0,                   # sliding: tokens between windows (0: L_tr)
-    reuse='',                   # ppl: a previous JSON with the same settings; its rows (run, variant, length) are kept
+    reuse='',                   # ppl: a previous JSON with the same settings; its rows (run, variant, length) are kept,
+                                # and those of runs that ckpt names but whose folders are gone
     smooth=0,                   # position: moving-average width of the plot (0: L_tr / 8)
     split='test',               # train | val | test
     data_dir='',                # default: data/<the first checkpoint's dataset>
@@ -158,17 +162,18 @@ def losses_at(cfg, split, r, ends, info, L):
 
 
 def group_summary(groups, specs, lengths, rows):
-    """Per group, variant and length: the mean perplexity over the seeds that gave one, and its spread."""
+    """Per group (-> its run names), variant and length: the mean perplexity over the seeds that gave one, and its
+    spread."""
     find = {(r['ckpt'], r['variant'], r['mult']): r for r in rows}
     out = []
     for group, members in groups.items():
         for label, _ in specs:
             for m in lengths:
-                got = [g for g in (find[(r.name, label, m)] for r in members) if g['ppl'] is not None]
+                got = [g for g in (find[(name, label, m)] for name in members) if g['ppl'] is not None]
                 ppl = np.array([g['ppl'] for g in got])
                 over = lambda f, key='ppl': float(f([g[key] for g in got])) if got else None
-                out.append(dict(group=group, runs=[r.name for r in members], variant=label, mult=m,
-                                L_ex=find[(members[0].name, label, m)]['L_ex'], n=len(got), single=len(members) == 1,
+                out.append(dict(group=group, runs=members, variant=label, mult=m,
+                                L_ex=find[(members[0], label, m)]['L_ex'], n=len(got), single=len(members) == 1,
                                 ppl_mean=over(np.mean), ppl_min=over(min), ppl_max=over(max),
                                 ppl_std=float(ppl.std(ddof=1)) if len(got) > 1 else 0.0,  # sample std over seeds
                                 bits_mean=over(np.mean, 'bits'), seconds_mean=over(np.mean, 'seconds'),
@@ -176,15 +181,55 @@ def group_summary(groups, specs, lengths, rows):
     return out
 
 
-def score_runs(cfg, runs, split, specs, settings):
-    """One row per (run, variant, length): loss, perplexity, time and memory; rows of a reuse file are taken as they
-    are. -> (rows, what each run's protocol scored)."""
+def run_label(cfg):
+    """What a run's name gains from evaluation-time overrides: rope-s0+yarn4."""
+    return f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if cfg['rope_scaling'] else ''
+
+
+def read_reuse(cfg):
+    if not cfg['reuse']:
+        return None
+    if not os.path.isfile(cfg['reuse']):
+        raise ConfigError(f"reuse={cfg['reuse']!r} does not exist: give a JSON that extrapolate.py wrote")
+    with open(cfg['reuse']) as f:
+        return json.load(f)
+
+
+def run_folder(pattern):
+    """'out/lm/rope-s*' or 'out/lm/rope-s*/ckpt.pt' -> ('out/lm', 'rope-s*')."""
+    return os.path.split(os.path.dirname(pattern) if pattern.endswith('.pt') else os.path.normpath(pattern))
+
+
+def pattern_rank(patterns, label):
+    """Run name -> the index of the first ckpt pattern that names it: table rows follow the order of ckpt."""
+    stems = [run_folder(p)[1] + label for p in patterns]
+    return lambda name: next((i for i, s in enumerate(stems) if fnmatch.fnmatchcase(name.split('#')[0], s)), len(stems))
+
+
+def absent_runs(cfg, old):
+    """The reuse file's rows of runs that a ckpt pattern names but whose folders are not on this machine (deleted, or
+    trained on another) are kept as they are, so that a table grows by the seeds trained here.
+    -> (those rows, the patterns still to load)."""
+    label, kept, left = run_label(cfg), [], []
+    names = dict.fromkeys(r['ckpt'] for r in old['results'] if r['ckpt'].endswith(label))
+    for p in cfg['ckpt']:
+        parent, stem = run_folder(p)
+        gone = [n for n in names if fnmatch.fnmatchcase(n[:len(n) - len(label)], stem)
+                and not os.path.exists(os.path.join(parent, n[:len(n) - len(label)]))]
+        for n in gone:
+            print(f"note: {os.path.join(parent, n[:len(n) - len(label)])} is not here: its rows are kept from {cfg['reuse']}")
+            names.pop(n)
+        kept += [r for r in old['results'] if r['ckpt'] in gone]
+        if not gone or glob.glob(p):  # something to load, or nothing kept (load_runs says what is missing)
+            left.append(p)
+    return kept, left
+
+
+def score_runs(cfg, runs, split, specs, settings, old=None):
+    """One row per (run, variant, length): loss, perplexity, time and memory; rows of the reuse file `old` are taken
+    as they are. -> (rows, what each run's protocol scored)."""
     reuse, setup, rows = {}, {}, []
-    if cfg['reuse']:
-        if not os.path.isfile(cfg['reuse']):
-            raise ConfigError(f"reuse={cfg['reuse']!r} does not exist: give a JSON that extrapolate.py wrote")
-        with open(cfg['reuse']) as f:
-            old = json.load(f)
+    if old:
         if old.get('settings') != settings:
             raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
         # matched by run name, variant and length, and by training iteration where the row records it
@@ -222,31 +267,42 @@ def score_runs(cfg, runs, split, specs, settings):
     return rows, setup
 
 
-def ppl(cfg, runs, split, specs, out_dir):
+def ppl(cfg, runs, split, specs, out_dir, old=None, kept=()):
+    """runs are scored (or taken from the reuse file `old`); kept: old's rows of runs whose checkpoints are not here."""
     lengths = cfg['lengths']
-    groups = {}
-    for r in runs:
-        groups.setdefault(r.group, []).append(r)
-        if r.L_tr != groups[r.group][0].L_tr:
-            raise ConfigError(f"runs {groups[r.group][0].name} and {r.name} of group {r.group!r} have different L_tr")
+    kept = [k for k in kept if k['variant'] in dict(specs) and k['mult'] in lengths]
+    rank = pattern_rank(cfg['ckpt'], run_label(cfg))
+    found = [(r.name, r.group, r.L_tr) for r in runs] + list(dict.fromkeys((k['ckpt'], k['group'], k['L_tr']) for k in kept))
+    groups, L_tr = {}, {}
+    for name, group, L in sorted(found, key=lambda f: (rank(f[0]), f[0])):
+        groups.setdefault(group, []).append(name)
+        if L_tr.setdefault(group, (name, L))[1] != L:
+            raise ConfigError(f"runs {L_tr[group][0]} and {name} of group {group!r} have different L_tr")
     # everything that decides which tokens are scored and how: a reuse file must have been made with the same
-    settings = dict(protocol=cfg['protocol'], split=split.name, longest=max(lengths), n=cfg['n'], last_k=cfg['last_k'],
+    settings = dict(protocol=cfg['protocol'], split=split.name if split else old['settings']['split'],
+                    longest=max(lengths), n=cfg['n'], last_k=cfg['last_k'],
                     seed=cfg['seed'], max_tokens=cfg['max_tokens'], offset=cfg['offset'], stride=cfg['stride'],
                     n_starting=cfg['n_starting'], topk=cfg['topk'], topk_from_layer=cfg['topk_from_layer'],
                     base_len=cfg['base_len'])
-    rows, setup = score_runs(cfg, runs, split, specs, settings)
+    rows, setup = score_runs(cfg, runs, split, specs, settings, old)
+    rows += [dict(k, reused_from=cfg['reuse']) for k in kept]
+    have = {(r['ckpt'], r['variant'], r['mult']) for r in rows}
+    for name, (label, _), m in itertools.product([n for g in groups.values() for n in g], specs, lengths):
+        if (name, label, m) not in have:
+            raise ConfigError(f"reuse={cfg['reuse']!r} has no {label} row at {m:g}x for {name}, whose checkpoint is "
+                              f"not here: train or copy it, or leave that length or variant out")
     summary = group_summary(groups, specs, lengths, rows)
-    first, k = setup[runs[0].name], cfg['last_k']
+    first, k = setup[next(iter(groups.values()))[0]], cfg['last_k']
     if cfg['protocol'] == 'last_token':
         desc = (f"last-token protocol (thesis 4.3.4): the last token of the same {first['n_drawn']} segments of "
-                f"{split.name}, scored after exactly L_ex tokens of context"
+                f"{settings['split']}, scored after exactly L_ex tokens of context"
                 + (f" (and the {k - 1} tokens before it, after L_ex-{k - 1}..L_ex-1 tokens)" if k > 1 else ''))
     else:
         desc = ('non-overlapping segments (thesis Table 3.3)' if cfg['protocol'] == 'nonoverlap' else
                 f"sliding windows with stride {cfg['stride'] or 'L_tr'}, each token scored once")
-        desc += f" over {first['n_tokens']} tokens of {split.name} from offset {cfg['offset']}"
-    data = dict(protocol=cfg['protocol'], split=split.name, bits_unit=split.bits_unit, lengths=lengths,
-                settings=settings, setup=setup, description=desc, L_tr=sorted({r.L_tr for r in runs}),
+        desc += f" over {first['n_tokens']} tokens of {settings['split']} from offset {cfg['offset']}"
+    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=split.bits_unit if split else old['bits_unit'],
+                lengths=lengths, settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
                 results=rows, groups=summary)
     report(cfg, data, cfg['out_dir'] or os.path.join('results', 'ppl'))
     return dict(results=rows, groups=summary)
@@ -407,10 +463,13 @@ def main(cfg):
     # position compares every variant with windowed@L_tr, so that one is always there
     specs = variants(cfg if mode == 'ppl' else dict(cfg, windowed=True))
     extend = dict(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale']) if cfg['rope_scaling'] else {}
-    runs = load_runs(cfg['ckpt'], label=f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if extend else '',
-                     regular_impl=cfg['regular_impl'], **extend)
-    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
-    return (ppl if mode == 'ppl' else position)(cfg, runs, split, specs, cfg['out_dir'] or os.path.join('results', mode))
+    old = read_reuse(cfg) if mode == 'ppl' else None
+    kept, patterns = absent_runs(cfg, old) if old else ([], cfg['ckpt'])
+    runs = load_runs(patterns, label=run_label(cfg), empty_ok=bool(kept), regular_impl=cfg['regular_impl'],
+                     **extend) if patterns or not kept else []
+    split = load_split(data_of(runs, cfg['data_dir']), cfg['split']) if runs else None
+    out_dir = cfg['out_dir'] or os.path.join('results', mode)
+    return ppl(cfg, runs, split, specs, out_dir, old, kept) if mode == 'ppl' else position(cfg, runs, split, specs, out_dir)
 
 
 if __name__ == '__main__':

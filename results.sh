@@ -6,7 +6,8 @@
 #   python sweep.py configs/sweep_lm_rope_random.py  # out/lm/rope-rand4096-s<seed>
 #   python sweep.py configs/sweep_rope_finetune.py   # out/lm/rope-<pi|ntk|yarn>ft-s<seed>, from out/lm/rope-s<seed>
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
-# Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those.
+# Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
+# lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular] (default: all three), or bench (speed; a quiet machine)
 set -e
 export OMP_NUM_THREADS=1

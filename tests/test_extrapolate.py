@@ -4,6 +4,7 @@ each protocol must score, seed groups averaged by hand, RegularGPT's plain imple
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -203,6 +204,47 @@ def test_ppl_reuse_takes_matching_rows_and_refuses_other_settings(tmp_path):
     torch.save(dict(ckpt, iter_num=400), os.path.join(a, 'ckpt.pt'))
     again = ex.main(dict(base, ckpt=[a], reuse=str(tmp_path / 'r' / 'one.json'), name='three'))['results']
     assert [r.get('reused_from') for r in again] == [None, None] and [r['iters'] for r in again] == [400, 400]
+
+
+def test_reuse_keeps_runs_whose_folders_are_gone_and_adds_new_seeds(tmp_path):
+    """A table grows by the seeds trained on this machine: runs the patterns name but whose folders are gone keep their
+    rows (and so their place in the seed mean); a seed trained here is scored; a gap the file cannot fill is an error."""
+    data = save_split(tmp_path, make_split())
+    for s in (0, 1):
+        save_ckpt(tmp_path, tiny('alibi', seed=s), f'alibi-s{s}')
+    t5 = save_ckpt(tmp_path, tiny('t5'), 't5-s0')
+    pats = [str(tmp_path / 't5-s0'), str(tmp_path / 'alibi-s*')]  # t5 first: the table follows ckpt's order
+    base = cfg(data_dir=data, lengths=[1, 2], n=4, out_dir=str(tmp_path / 'r'))
+    first = ex.main(dict(base, ckpt=pats, name='one'))
+    json1 = str(tmp_path / 'r' / 'one.json')
+    for folder in ('alibi-s0', 't5-s0'):
+        shutil.rmtree(tmp_path / folder)
+    save_ckpt(tmp_path, tiny('alibi', seed=2), 'alibi-s2')
+    grown = ex.main(dict(base, ckpt=pats, reuse=json1, name='two'))
+    by = lambda res: {(r['ckpt'], r['variant'], r['mult']): r for r in res['results']}
+    old, new = by(first), by(grown)
+    assert set(new) == set(old) | {('alibi-s2', 'vanilla', m) for m in (1, 2)}
+    assert all(new[k]['loss'] == old[k]['loss'] and new[k]['reused_from'] == json1 for k in old)
+    assert new[('alibi-s2', 'vanilla', 2)].get('reused_from') is None  # scored here
+    want = np.mean([new[(f'alibi-s{s}', 'vanilla', 2)]['ppl'] for s in range(3)])
+    g = next(g for g in grown['groups'] if g['group'] == 'alibi' and g['mult'] == 2)
+    assert g['runs'] == ['alibi-s0', 'alibi-s1', 'alibi-s2'] and g['n'] == 3 and g['ppl_mean'] == pytest.approx(want)
+    assert [g['group'] for g in grown['groups']][::2] == ['t5', 'alibi']
+    md = (tmp_path / 'r' / 'two.md').read_text()
+    assert md.index('| t5-s0 |') < md.index('| alibi |')
+    # no checkpoint left at all: the same table from the file alone
+    for s in (1, 2):
+        shutil.rmtree(tmp_path / f'alibi-s{s}')
+    again = ex.main(dict(base, ckpt=pats, reuse=str(tmp_path / 'r' / 'two.json'), name='three'))
+    assert again['groups'] == grown['groups']
+    with pytest.raises(ConfigError, match='has no windowed@L_tr row at 1x for t5-s0'):
+        ex.main(dict(base, windowed=True, ckpt=pats, reuse=json1))
+    # a folder neither here nor in the file is still an error, and a path that exists is loaded, not kept
+    with pytest.raises(FileNotFoundError, match='no checkpoint'):
+        ex.main(dict(base, ckpt=[str(tmp_path / 'rope-s0')], reuse=json1))
+    save_ckpt(tmp_path, tiny('t5', seed=5), 't5-s0')
+    redo = ex.main(dict(base, ckpt=[t5], reuse=json1, name='four'))['results']
+    assert [r.get('reused_from') for r in redo] == [json1, json1]  # same name and iteration: reused from the file
 
 
 def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
