@@ -21,8 +21,8 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
   # perplexity vs length, thesis 4.3.4 (last-token; 64 segments x their last 64 tokens)
   python extrapolate.py --ckpt="$LM" --lengths=1,2,4,8,16 --n=64 --last_k=64 --out_dir=results/ppl \
     $(reuse results/ppl/ppl_last_token.json)
-  # LM-Infinite and windowed attention next to vanilla (seed 0)
-  python extrapolate.py --ckpt=out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/xpos-s0 --lengths=1,4,16 --n=64 \
+  # LM-Infinite and windowed attention next to vanilla (seed 0; xPos, whose claim is about windowed attention, every seed)
+  python extrapolate.py --ckpt='out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/xpos-s[0-9]*' --lengths=1,4,16 --n=64 \
     --last_k=64 --lm_infinite=True --windowed=True --out_dir=results/ppl --name=lm_infinite \
     $(reuse results/ppl/lm_infinite.json)
   # RoPE's extensions at s = 4: without fine-tuning (every seed of rope), and after the 200-step fine-tune at
