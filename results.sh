@@ -49,6 +49,11 @@ if [ "$what" = all ] || [ "$what" = analysis ]; then
     --out_dir=results/attention
   python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
     --length=4 --out_dir=results/erf
+  # seeds 1 and 2 of the later methods, for the README's claims about them (seed 0 is in the files above)
+  python receptive_field.py --ckpt='out/lm/fire-s[12],out/lm/fox-s[12],out/lm/cope-s[12],out/lm/xpos-s[12],out/lm/rope-ssmax-s[12],out/lm/rope-rand4096-s[12]' \
+    --length=4 --out_dir=results/erf --name=erf_seeds12
+  python kernels.py --ckpt='out/lm/fire-s[12]' --out_dir=results/kernels --name=kernels_seeds12
+  python temperature.py --ckpt='out/lm/rope-ssmax-s[12]' --lengths=2,4,8 --out_dir=results/attention --name=attention_seeds12
   python nope.py --out_dir=results/nope
   python passkey.py --ckpt=out/lm/alibi-s0,out/lm/t5-s0 --out_dir=results/passkey
 fi
