@@ -22,8 +22,8 @@ import torch.nn.functional as F
 from common import Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision
 from config import ConfigError, run
 import fastattn
-from model import (AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_fast,
-                   attention_reference, make_model, n_levels)
+from model import (AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference, logits,
+                   make_model, n_levels)
 
 DEFAULTS = dict(
     mode='train',               # train | eval | attention | regular
@@ -165,12 +165,8 @@ def bench_eval(cfg, device):
         x = torch.randint(models['none'].config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
 
         def step(name):
-            models[name].set_attention(**opts[name])
-            try:
-                with ctx:
-                    return timed(lambda: models[name](x), device)
-            finally:
-                models[name].set_attention()
+            with models[name].attention(**opts[name]), ctx:
+                return timed(lambda: models[name](x), device)
         res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
         for name in models:
             out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]),
@@ -179,13 +175,16 @@ def bench_eval(cfg, device):
                   flush=True)
     Ts = cfg['lengths']
     for name in models:
-        row = [name] + [f"{out[name, T]['s']:.3f} s / {out[name, T]['ratio']:.2f}x / {out[name, T]['mb']:.0f} MiB" for T in Ts]
+        with torch.no_grad(), fastattn.recording() as taken, models[name].attention(**opts[name]):
+            models[name](x[:, :64])  # which of fastattn's routes the timed forwards took
+        row = [name, '/'.join(sorted(set(taken)))]
+        row += [f"{out[name, T]['s']:.3f} s / {out[name, T]['ratio']:.2f}x / {out[name, T]['mb']:.0f} MiB" for T in Ts]
         row += [f"{out[name, b]['mb'] / max(out[name, a]['mb'], 1e-9):.2f}" for a, b in zip(Ts, Ts[1:])]
         rows.append(row)
     print(f"\nno-grad forward, batch 1, on {device} ({torch.get_num_threads()} threads), {cfg['n_layer']} layers x "
           f"{cfg['n_embd']}, {cfg['n_head']} heads, untrained; median of {cfg['rounds']} interleaved rounds after "
           f"{cfg['warmup']}; time / median per-round ratio to none / peak memory increase\n")
-    print(md_table(['pe'] + [f'T={T}' for T in Ts] + [f'memory {b}/{a}' for a, b in zip(Ts, Ts[1:])], rows))
+    print(md_table(['pe', 'route'] + [f'T={T}' for T in Ts] + [f'memory {b}/{a}' for a, b in zip(Ts, Ts[1:])], rows))
     return out
 
 
@@ -209,9 +208,8 @@ def attention_impl(impl, q, k, v, pe, compiled=None):
     if impl in ('flex_eager', 'flex_compiled'):
         mods = fastattn.flex_mods(i, i[None], i, i[None], [], pe.bias(0, i.float()).detach())
         return fastattn.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl == 'flex_compiled')
-    fn = attention_reference if impl == 'plain' else attention_fast
-    return fn(q, k, v, pe, AttnCall(0, i, i[None], i, i[None], kpot=pe.potential(0, i[None]), qpot=pe.potential(0, i[None])),
-              AttnOptions())
+    call, o = AttnCall(0, i, i[None], i, i[None]), AttnOptions()
+    return attention_reference(q, k, v, pe, call, o) if impl == 'plain' else fastattn.attend(q, k, v, pe, call, o, 0.0, logits)
 
 
 def bench_attention_one(cfg, impl, T, backward):

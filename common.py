@@ -366,7 +366,7 @@ class Meter:
 
 # --------------------------------------------------------------------------------------------
 # Evaluation-time attention variants (extrapolate.py, receptive_field.py, passkey.py): each adds a column
-# next to the unmodified model, through model.set_attention
+# next to the unmodified model, through `with model.attention(...)`
 # --------------------------------------------------------------------------------------------
 
 VARIANT_DEFAULTS = dict(
@@ -396,7 +396,7 @@ def parse_temperature(text):
 
 
 def variants(cfg):
-    """[(label, fn(L_tr, mult) -> set_attention kwargs)]: vanilla first, then the modifications asked for."""
+    """[(label, fn(L_tr, mult) -> model.attention kwargs)]: vanilla first, then the modifications asked for."""
     out = [] if cfg['no_vanilla'] else [('vanilla', lambda L_tr, m: {})]
     if cfg['windowed']:
         out.append(('windowed@L_tr', lambda L_tr, m: dict(local=L_tr)))

@@ -249,8 +249,7 @@ def score_runs(cfg, runs, split, specs, settings, old=None):
                     continue
                 row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
                 try:
-                    r.model.set_attention(**kw(r.L_tr, m))
-                    with Meter() as meter:
+                    with r.model.attention(**kw(r.L_tr, m)), Meter() as meter:
                         losses = losses_at(cfg, split, r, ends, setup[r.name], L)
                     loss = float(np.mean(losses))
                     row.update(loss=loss, ppl=math.exp(min(loss, 700)), bits=loss / math.log(2),
@@ -261,8 +260,6 @@ def score_runs(cfg, runs, split, specs, settings, old=None):
                 except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                     row.update(loss=None, ppl=None, bits=None, error=str(e))
                     print(f"{r.name:>18} {label:>22} L_ex={L:>6}: skipped ({e})")
-                finally:
-                    r.model.set_attention()
                 rows.append(row)
     return rows, setup
 
@@ -399,14 +396,11 @@ def position(cfg, runs, split, specs, out_dir):
         curves = {}
         for vi, (label, kw) in enumerate(specs):
             try:
-                r.model.set_attention(**kw(r.L_tr, cfg['length']))
-                with Meter() as meter:
+                with r.model.attention(**kw(r.L_tr, cfg['length'])), Meter() as meter:
                     losses = segment_losses(r.model, split.tokens, ends - L, L, cfg['batch_tokens'])
             except ValueError as e:  # an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>22}: skipped ({e})")
                 continue
-            finally:
-                r.model.set_attention()
             curve = losses.mean(0)
             inside, beyond = curve[:r.L_tr].mean(), curve[r.L_tr:].mean() if L > r.L_tr else float('nan')
             print(f"{r.name:>18} {label:>22}: {len(losses)} segments of {L}: mean loss {curve.mean():.4f}, "

@@ -1,6 +1,19 @@
 """
-Fast paths for attention with a relative position bias. Each computes what model.attention_reference defines,
-to float tolerance (tests/test_attention.py); model.attention_fast picks among them.
+The fast attention routes. Each computes what model.attention_reference defines, to float tolerance
+(tests/test_attention.py), for the calls it accepts; route() names the first that accepts a call and attend() runs it.
+In the order route() tries them:
+
+  causal    no bias, potential, window or option: one fused causal SDPA call (the flash kernel, CPU and GPU)
+  flex      on a GPU: one FlexAttention kernel whose score_mod reads the distance tables and FoX's potential
+  folded    training with a bias that splits into pot[n] - pot[m] (ALiBi's slope * position, FoX's gates) and no
+            window: one causal SDPA call with pot[n] in an extra head dimension (softmax ignores pot[m])
+  tiled     inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or the Λ mask:
+            tiled_attention below, the Λ mask's starting tokens merged in by log-sum-exp
+  explicit  the options that need the scores themselves (hook, top-k, CoPE, a weight, a rotary distance ceiling):
+            the reference's logits, one block of queries at a time
+  blocks    everything else (training with a learned bias, decoding with a KV cache, FIRE): query blocks through SDPA
+            with the bias as a float mask
+Every route but `causal` and `folded` keeps memory linear in T: blocks of at most AttnOptions.block_elems logits.
 
 tiled_attention: causal self-attention over positions 0..T-1 whose logits are
     scale * q_m.k_n * weight[h, m-n] + bias[h, m-n] + pot[b, h, n] - pot[b, h, m]
@@ -11,12 +24,217 @@ dimension instead, so those tiles need no mask at all. Memory is linear in T; wi
 diagonals it cannot see.
 """
 import math
+from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
 
 NEG = float('-inf')
 
+
+# --------------------------------------------------------------------------------------------
+# Masks and distance tables, shared with the reference (model.logits)
+# --------------------------------------------------------------------------------------------
+
+def allowed_keys(qi, ki, windows):
+    """Boolean [tq, tk]: causal, and for each (n_starting, local) rule: key among the first n_starting
+    tokens or within `local` of the query (windowed attention is (0, w); thesis 4.3.3)."""
+    diff = qi[:, None] - ki[None, :]
+    ok = diff >= 0
+    for n_start, local in windows:
+        ok &= (diff < local) | (ki[None, :] < n_start)
+    return ok
+
+
+def distance_table(fn, layer, d, m=None):
+    """pe.bias or pe.weight at the distances d [b, tq, tk] -> [b, H, tq, tk] (None if the encoding has no such
+    part): evaluated once on 0..max(d), then gathered, so no parameter is ever T x T. A bias that depends on the
+    query positions m [b, tq, 1] as well (kind 'query') is evaluated on the block itself."""
+    if m is not None:
+        return fn(layer, d.float(), m).transpose(0, 1)
+    tab = fn(layer, torch.arange(int(d.max()) + 1 if d.numel() else 1, device=d.device, dtype=torch.float32))
+    return None if tab is None else tab[:, d].transpose(0, 1)
+
+
+def key_range(qi, ki, windows):
+    """Indices into the keys that a query block [qi[0], qi[-1]] can see, so windowed attention over a long
+    input only touches the keys near the block (keys are in increasing token order)."""
+    hi = int(torch.searchsorted(ki, qi[-1], right=True))
+    lo, n_start = 0, 0
+    for s, local in windows:
+        lo = max(lo, int(torch.searchsorted(ki, qi[0] - local + 1)))
+        n_start = max(n_start, int(torch.searchsorted(ki, torch.tensor(s, device=ki.device))))
+    if n_start >= lo:
+        return torch.arange(0, hi, device=ki.device)
+    return torch.cat([torch.arange(0, n_start, device=ki.device), torch.arange(lo, hi, device=ki.device)])
+
+
+def tiled_windows(windows):
+    """(band, sinks) of the window rules that tiled_attention handles: every key within `band` of the query
+    (0: no limit), plus the first `sinks` tokens; None when the rules do not reduce to that."""
+    band = min([local for _, local in windows], default=0)
+    starts = [ns for ns, _ in windows if ns > 0]
+    if not starts:
+        return band, 0
+    return (band, starts[0]) if len(windows) == 1 else (None, 0)
+
+
+def keys_seen(qi, windows):
+    """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
+    n = qi.float() + 1
+    for n_start, local in windows:
+        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
+    return n
+
+
+def potentials(pe, call, o):
+    """(kpot [b, H, Tk], qpot [b, H, Tq]) of a bias that splits into kpot[n] - qpot[m], or (None, None): FoX's
+    gates, or a linear bias -slope * (m - n) = slope * n - slope * m (ALiBi) where no distance ceiling bends it."""
+    if 'potential' in pe.kinds:
+        return call.kpot, call.qpot
+    if 'linear' in pe.kinds and o.ceiling == 0:
+        s = pe.slope(call.layer)[None, :, None]
+        return s * call.krel[:, None, :].float(), s * call.qrel[:, None, :].float()
+    return None, None
+
+
+# --------------------------------------------------------------------------------------------
+# The dispatcher and the routes
+# --------------------------------------------------------------------------------------------
+
+def route(q, pe, call, o, dropout=0.0):
+    """The name of the first route (see the module's docstring) that computes this attention call."""
+    kinds = set(pe.kinds)
+    explicit = o.hook is not None or o.topk > 0 or bool(kinds & {'content', 'weight'})
+    same = q.size(2) == call.ki.numel() and torch.equal(call.qi, call.ki)  # the queries are the keys: no cached past
+    rotary_far = o.ceiling > 0 and 'rotary' in kinds
+    pot = potentials(pe, call, o)[0]
+    table = 'bias' in kinds and pot is None  # a potential stands in for the bias table where it can
+    simple = not (explicit or table or rotary_far)
+    if simple and same and not call.windows and pot is None:
+        return 'causal'
+    if (q.is_cuda and call.flex and o.hook is None and o.topk == 0 and not rotary_far and dropout == 0
+            and not kinds & {'content', 'query'}):
+        return 'flex'
+    if simple and same and not call.windows and (torch.is_grad_enabled() or dropout > 0) and q.size(2) <= 4096:
+        return 'folded'
+    band, _ = tiled_windows(call.windows)
+    toeplitz = call.qrel.size(0) == 1 and torch.equal(call.qrel[0] - call.qrel[0, 0], call.qi - call.qi[0])
+    if (same and dropout == 0 and not torch.is_grad_enabled() and band is not None and available(q.device)
+            and o.hook is None and o.topk == 0 and not kinds & {'content', 'query'}
+            and (toeplitz or not (table or 'weight' in kinds))
+            and (not rotary_far or 0 < band <= o.ceiling + 1)):
+        return 'tiled'
+    return 'explicit' if explicit or rotary_far else 'blocks'
+
+
+def attend(q, k, v, pe, call, o, dropout, logits):
+    """model.attention_reference, by the first route that applies; `logits` is the reference's model.logits, which
+    the routes that need the scores themselves call."""
+    return ROUTES[route(q, pe, call, o, dropout)](q, k, v, pe, call, o, dropout, logits)
+
+
+def scale_of(q, o):
+    return 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
+
+
+def causal(q, k, v, pe, call, o, dropout, logits):
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale_of(q, o))
+
+
+def flex_route(q, k, v, pe, call, o, dropout, logits):
+    # the distance tables (ALiBi's too: exact, unlike a difference of two large potentials) and FoX's potential
+    n = int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
+    dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
+    btab = pe.bias(call.layer, dist) / o.temperature if 'bias' in pe.kinds else None
+    fox = call.kpot / o.temperature if 'potential' in pe.kinds else None
+    return flex(q, k, v, scale_of(q, o), *flex_mods(call.qi, call.qrel, call.ki, call.krel, call.windows,
+                                                    btab, pe.weight(call.layer, dist), fox, o.ceiling))
+
+
+def folded(q, k, v, pe, call, o, dropout, logits):
+    # pot[n] - pot[m] with pot[m] dropped (softmax ignores it): one extra dimension, q's entry 1/scale
+    scale, pot = scale_of(q, o), potentials(pe, call, o)[0]
+    qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
+    kx = torch.cat([k, ((pot - pot[:, :, -1:]) / o.temperature).expand(q.size(0), -1, -1)[..., None].to(k.dtype)], -1)
+    return F.scaled_dot_product_attention(qx, kx, F.pad(v, (0, 1)), dropout_p=dropout, is_causal=True,
+                                          scale=scale)[..., :-1]
+
+
+def tiled(q, k, v, pe, call, o, dropout, logits):
+    layer, (Tq, Tk) = call.layer, (q.size(2), k.size(2))
+    pot = potentials(pe, call, o)[0]
+    band, sinks = tiled_windows(call.windows)
+    cap = (lambda dist: dist.clamp(max=o.ceiling)) if o.ceiling > 0 else (lambda dist: dist)
+    bias = (lambda dist: pe.bias(layer, cap(dist)) / o.temperature) if 'bias' in pe.kinds and pot is None else None
+    weight = (lambda dist: pe.weight(layer, cap(dist))) if 'weight' in pe.kinds else None
+    y, lse = tiled_attention(q, k, v, scale_of(q, o), bias, weight, None if pot is None else pot / o.temperature,
+                             band, o.tile)
+    if sinks:  # the Λ mask's first tokens, for the queries that see them beyond the band
+        keys = torch.arange(min(sinks, Tk), device=q.device)
+        att = logits(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
+        att = att.masked_fill((call.qi[:, None] - call.ki[None, keys]) < band, NEG)
+        y, _ = merge(y.float(), lse, att.softmax(-1).to(v.dtype).float() @ v[:, :, keys].float(), att.logsumexp(-1))
+    return y.to(v.dtype)
+
+
+def query_blocks(q, k, call, o):
+    """(rows, keys) index pairs: blocks of queries of at most o.block_elems logits, each with the keys it can see."""
+    bq = max(16, o.block_elems // (q.size(0) * q.size(1) * k.size(2)))
+    for s in range(0, q.size(2), bq):
+        rows = torch.arange(s, min(s + bq, q.size(2)), device=q.device)
+        yield rows, torch.arange(k.size(2), device=q.device) if o.topk > 0 else key_range(call.qi[rows], call.ki, call.windows)
+
+
+def explicit(q, k, v, pe, call, o, dropout, logits):
+    out = []
+    for rows, keys in query_blocks(q, k, call, o):
+        att = logits(q, k, pe, call, o, rows, keys).softmax(dim=-1)
+        if o.hook is not None:
+            o.hook(call.layer, att, call.qi[rows], call.ki[keys])
+        out.append(F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys])
+    return torch.cat(out, dim=2)
+
+
+def blocks(q, k, v, pe, call, o, dropout, logits):
+    out = []
+    for rows, keys in query_blocks(q, k, call, o):
+        d = (call.qrel[:, rows, None] - call.krel[:, None, keys]).clamp(min=0)
+        bias = distance_table(pe.bias, call.layer, d.clamp(max=o.ceiling) if o.ceiling > 0 else d,
+                              call.qrel[:, rows, None] if 'query' in pe.kinds else None)
+        mask = bias / o.temperature if bias is not None else torch.zeros(d.shape, device=q.device)[:, None]
+        if 'potential' in pe.kinds:
+            mask = mask + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
+        mask = mask.masked_fill(~allowed_keys(call.qi[rows], call.ki[keys], call.windows), NEG)
+        out.append(F.scaled_dot_product_attention(q[:, :, rows], k[:, :, keys], v[:, :, keys], attn_mask=mask.to(q.dtype),
+                                                  dropout_p=dropout, scale=scale_of(q, o)))
+    return torch.cat(out, dim=2)
+
+
+ROUTES = dict(causal=causal, flex=flex_route, folded=folded, tiled=tiled, explicit=explicit, blocks=blocks)
+
+
+@contextmanager
+def recording():
+    """`with fastattn.recording() as taken: model(idx)`: `taken` lists the route of every attention call in the
+    block, in order (tests and bench.py say which route ran)."""
+    taken, real = [], dict(ROUTES)
+
+    def spy(name):
+        def run(*args):
+            taken.append(name)
+            return real[name](*args)
+        return run
+    ROUTES.update({name: spy(name) for name in real})
+    try:
+        yield taken
+    finally:
+        ROUTES.update(real)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------------
 
 def merge(out, lse, o, l):
     """Combine two softmax-normalised partial attentions over disjoint key sets, given their log-sum-exps: the
@@ -170,3 +388,67 @@ def flex(q, k, v, scale, score_mod, mask_mod, compiled=True):
         fn = _compiled['flex']
     block_mask = create_block_mask(mask_mod, None, None, q.size(2), k.size(2), device=q.device.type)
     return fn(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=scale)
+
+
+# --------------------------------------------------------------------------------------------
+# RegularGPT's fast forwards (model.RegularGPT, config.regular_impl), equal to its plain one (tests/test_regular.py):
+#   gather - every position, but each query gathers only its C keys: O(T * C) per layer
+#   reduce - final position only: chunk, attend within the chunk, keep each chunk's last token, so the
+#            length shrinks by C per level and the whole forward is O(T * C * K)
+# --------------------------------------------------------------------------------------------
+
+def sparse_block(gpt, block, x, depth, qi, valid, step):
+    """`block` at `depth` for the queries qi only: query qi[j] sees the keys qi[j] - i*step, i in [C]
+    (eq. 6.1; step is C^l in token positions, 1 on reduce's shortened sequence). valid[n] is False for
+    left padding. Returns x at qi after attention and MLP. Memory is bounded by querying in blocks."""
+    C, K, attn, o = gpt.config.chunk_size, gpt.config.thickness, block.attn, gpt.attn_opts
+    B, N, D = x.shape
+    H = attn.n_head
+    q, k, v = attn.c_attn(block.ln_1(x)).view(B, N, 3, H, D // H).permute(2, 0, 3, 1, 4)  # [B,H,N,hd]
+    # eq. 6.1's r_i, read through the same Regular.bias as the plain path: distances i * C^l, all finite
+    btab = gpt.pe.bias(depth, torch.arange(C, device=x.device, dtype=torch.float32) * C ** (depth // K))
+    scale = 1.0 / (math.sqrt(D // H) * o.temperature)
+    drop = attn.dropout if gpt.training else 0.0
+    bq = max(1, o.block_elems // (B * C * D))
+    out = []
+    for s in range(0, qi.numel(), bq):
+        qb = qi[s:s + bq]
+        ki = qb[:, None] - step * torch.arange(C, device=x.device)      # [nq, C]; column i is r_i's key
+        ok = (ki >= 0) & valid[ki.clamp(min=0)]
+        ok[:, 0] = True  # a query always sees itself, which keeps left-padded rows finite
+        ki = ki.clamp(min=0)
+        att = torch.einsum('bhqd,bhqcd->bhqc', q[:, :, qb], k[:, :, ki]) * scale + btab[None, :, None, :] / o.temperature
+        att = att.masked_fill(~ok, float('-inf')).softmax(dim=-1)
+        if o.hook is not None:
+            o.hook(depth, att, qb, ki)  # the C keys of each query: key indices [nq, C]
+        out.append(torch.einsum('bhqc,bhqcd->bhqd', F.dropout(att, drop, gpt.training), v[:, :, ki]))
+    y = torch.cat(out, dim=2).transpose(1, 2).reshape(B, qi.numel(), D)
+    x = x[:, qi] + attn.resid_dropout(attn.c_proj(y))
+    return x + block.mlp(block.ln_2(x))
+
+
+def regular_gather(gpt, x, keep):
+    T, C, K = x.size(1), gpt.config.chunk_size, gpt.config.thickness
+    qi, valid = torch.arange(T, device=x.device), torch.ones(T, dtype=torch.bool, device=x.device)
+    for depth, block in gpt.layers(T):
+        x = sparse_block(gpt, block, x, depth, qi, valid, C ** (depth // K))
+        keep(x)
+    return x
+
+
+def regular_reduce(gpt, x, keep):
+    T, C, K = x.size(1), gpt.config.chunk_size, gpt.config.thickness
+    valid = torch.ones(T, dtype=torch.bool, device=x.device)
+    for level in range(gpt.depth(T) // K):
+        pad = (-x.size(1)) % C  # left padding (thesis 6.2.1, footnote 1) keeps the last token a chunk end
+        x = torch.cat([x.new_zeros(x.size(0), pad, x.size(2)), x], dim=1)
+        valid = torch.cat([valid.new_zeros(pad), valid])
+        N = x.size(1)
+        for k in range(K):
+            # on the shortened sequence neighbours are C^l tokens apart, so the dilation is 1 here;
+            # the last of the K layers only needs the chunk ends, the ones the next level keeps
+            qi = torch.arange(C - 1, N, C, device=x.device) if k == K - 1 else torch.arange(N, device=x.device)
+            x = sparse_block(gpt, gpt.transformer.h[k], x, level * K + k, qi, valid, 1)
+            keep(x)
+        valid = valid[C - 1::C]
+    return x

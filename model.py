@@ -9,7 +9,8 @@ KERPLE = Chi et al. 2022; LM-Infinite = Han et al. 2023; BiPE = He et al. 2024.
 """
 import math
 from collections import namedtuple
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 
 import torch
@@ -17,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fastattn
+from fastattn import allowed_keys, distance_table, keys_seen
 
 
 @dataclass
@@ -48,6 +50,7 @@ class GPTConfig:
     chunk_size: int = 2         # C
     thickness: int = 1          # K
     regular_impl: str = 'plain' # 'plain' | 'gather' | 'reduce'
+    flex: bool = True           # on CUDA, biased attention through FlexAttention (fastattn's flex route)
 
     def __post_init__(self):
         """Refuse a setting that cannot build a model, with one line naming the value and what is allowed."""
@@ -84,13 +87,14 @@ class GPTConfig:
 #   bias(layer, d, m)   -> [H, n] or None    additive logit bias for distances d = m - n (float [n]); an encoding
 #                                            of kind 'query' also depends on the query positions m ([H, *d.shape])
 #   weight(layer, d)    -> [H, n] or None    multiplicative factor on q.k for distances d
-#   potential(layer, rel, x, last) -> [b,H,T] or None   a bias pot[n] - pot[m]: ALiBi's slope * position (the
-#                                            fast path folds it into q.k), FoX's running sum of log forget gates
-#                                            (from the layer input x; `last`: the cached keys' last value)
+#   slope(layer)        -> [H] or None       a bias that is linear in d, -slope * d (ALiBi): the fast routes write it
+#                                            as slope * n - slope * m and fold it into q.k
+#   potential(layer, x, last) -> [B,H,T] or None   a content-dependent bias pot[n] - pot[m] (FoX's running sum of log
+#                                            forget gates, from the layer input x; `last`: the cached keys' last value)
 #   content(layer, q, logits) -> [B,H,tq,tk] or None   a logit term computed from q and the logits (CoPE)
 # and `kinds` says which parts an encoding has, so scripts need not list encodings by name: 'absolute', 'rotary',
-# 'bias', 'weight', 'mask' (a bias with -inf entries), 'query' (a bias that depends on m, not only on m - n),
-# 'potential' (a content-dependent potential) and 'content'.
+# 'bias', 'weight', 'linear' (the bias is -slope * d), 'mask' (a bias with -inf entries), 'query' (a bias that
+# depends on m, not only on m - n), 'potential' and 'content'; tests/test_model.py checks them both ways.
 # Relative parts are functions of the distance only unless their kind says otherwise, so they are shift invariant
 # by construction and cost O(H * T) to evaluate; attention turns them into [H, Tq, Tk] one block at a time.
 # --------------------------------------------------------------------------------------------
@@ -135,7 +139,10 @@ class PositionalEncoding(nn.Module):
     def weight(self, layer, d):
         return None
 
-    def potential(self, layer, rel, x=None, last=None):
+    def slope(self, layer):
+        return None
+
+    def potential(self, layer, x, last=None):
         return None
 
     def content(self, layer, q, logits):
@@ -240,7 +247,7 @@ def alibi_slopes(n_head):
 
 
 class ALiBi(PositionalEncoding):
-    kinds = ('bias',)
+    kinds = ('bias', 'linear')
 
     def __init__(self, cfg):
         super().__init__(cfg)
@@ -253,8 +260,8 @@ class ALiBi(PositionalEncoding):
     def bias(self, layer, d, m=None):
         return -self.slopes[:, None] * d    # eq. 4.3
 
-    def potential(self, layer, rel, x=None, last=None):
-        return self.slopes[None, :, None] * rel[:, None, :].float()  # -s (m - n) = s n - s m
+    def slope(self, layer):
+        return self.slopes
 
 
 class T5Bias(PositionalEncoding):
@@ -428,8 +435,8 @@ class BiPE(PositionalEncoding):
     def bias(self, layer, d, m=None):
         return self.inner.bias(layer, d)
 
-    def potential(self, layer, rel, x=None, last=None):
-        return self.inner.potential(layer, rel, x, last)
+    def slope(self, layer):
+        return self.inner.slope(layer)
 
 
 class Regular(PositionalEncoding):
@@ -484,7 +491,7 @@ class FoX(PositionalEncoding):
         super().__init__(cfg)
         self.gate = nn.ModuleList([nn.Linear(cfg.n_embd, cfg.n_head) for _ in range(cfg.n_layer)])
 
-    def potential(self, layer, rel, x=None, last=None):
+    def potential(self, layer, x, last=None):
         pot = -F.logsigmoid(self.gate[layer](x)).transpose(1, 2).float().cumsum(-1)  # -F, [B, H, T]
         return pot if last is None else pot + last
 
@@ -537,13 +544,13 @@ POSITIONAL_ENCODINGS = {
 
 
 # --------------------------------------------------------------------------------------------
-# Attention: the reference (every option, one explicit T x T softmax; read it first), then the fast path that
-# must equal it (query blocks, the fused SDPA kernel where the options allow it).
+# Attention: the reference (every option, one explicit T x T softmax; read it first). The fast routes that must
+# equal it live in fastattn.py, where fastattn.route() says which one a call takes.
 # --------------------------------------------------------------------------------------------
 
 @dataclass
 class AttnOptions:
-    """Evaluation-time controls, shared by all layers; GPT.set_attention() changes them."""
+    """Evaluation-time controls, shared by all layers; `with model.attention(...)` changes them."""
     temperature: float = 1.0   # logits / tau (thesis ch. 5, Algorithm 1)
     local: int = 0             # >0: Λ-shaped mask, keys within `local` of the query ...
     n_starting: int = 0        # ... plus the first n_starting tokens (LM-Infinite)
@@ -554,7 +561,6 @@ class AttnOptions:
     impl: str = 'auto'         # 'auto' (fastest applicable path) | 'plain' (the reference)
     block_elems: int = 1 << 22 # bound on one query block's bias / score tensor (bench.py mode=attention)
     tile: int = 256            # tile size of fastattn.tiled_attention
-    flex: bool = True          # on CUDA, biased attention through FlexAttention (fastattn.flex)
 
 
 @dataclass
@@ -566,8 +572,9 @@ class AttnCall:
     ki: torch.Tensor     # [Tk] the same for the keys
     krel: torch.Tensor   # [b, Tk]
     windows: list = field(default_factory=list)  # (n_starting, local) rules: window, Λ mask, bounded cache
-    qpot: torch.Tensor = None  # [b, H, Tq] the encoding's potential (ALiBi, FoX), or None
+    qpot: torch.Tensor = None  # [b, H, Tq] the encoding's content-dependent potential (FoX), or None
     kpot: torch.Tensor = None  # [b, H, Tk]
+    flex: bool = True          # GPTConfig.flex
 
 
 class KVCache:
@@ -603,26 +610,6 @@ class KVCache:
             self.k[layer], self.v[layer] = self.k[layer][:, :, keep], self.v[layer][:, :, keep]
             if self.pot[layer] is not None:
                 self.pot[layer] = self.pot[layer][:, :, keep]
-
-
-def allowed_keys(qi, ki, windows):
-    """Boolean [tq, tk]: causal, and for each (n_starting, local) rule: key among the first n_starting
-    tokens or within `local` of the query (windowed attention is (0, w); thesis 4.3.3)."""
-    diff = qi[:, None] - ki[None, :]
-    ok = diff >= 0
-    for n_start, local in windows:
-        ok &= (diff < local) | (ki[None, :] < n_start)
-    return ok
-
-
-def distance_table(fn, layer, d, m=None):
-    """pe.bias or pe.weight at the distances d [b, tq, tk] -> [b, H, tq, tk] (None if the encoding has no such
-    part): evaluated once on 0..max(d), then gathered, so no parameter is ever T x T. A bias that depends on the
-    query positions m [b, tq, 1] as well (kind 'query') is evaluated on the block itself."""
-    if m is not None:
-        return fn(layer, d.float(), m).transpose(0, 1)
-    tab = fn(layer, torch.arange(int(d.max()) + 1 if d.numel() else 1, device=d.device, dtype=torch.float32))
-    return None if tab is None else tab[:, d].transpose(0, 1)
 
 
 def logits(q, k, pe, call, o, rows, keys):
@@ -672,123 +659,13 @@ def logits(q, k, pe, call, o, rows, keys):
 
 
 def attention_reference(q, k, v, pe, call, o, dropout=0.0):
-    """Attention with every option: one explicit softmax over all Tq x Tk logits. The definition that the fast
-    path is tested against."""
+    """Attention with every option: one explicit softmax over all Tq x Tk logits. The definition that every fast
+    route (fastattn.py) is tested against."""
     att = logits(q, k, pe, call, o, torch.arange(q.size(2), device=q.device), torch.arange(k.size(2), device=q.device))
     att = att.softmax(dim=-1)
     if o.hook is not None:
         o.hook(call.layer, att, call.qi, call.ki)
     return F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v
-
-
-def key_range(qi, ki, windows):
-    """Indices into the keys that a query block [qi[0], qi[-1]] can see, so windowed attention over a long
-    input only touches the keys near the block (keys are in increasing token order)."""
-    hi = int(torch.searchsorted(ki, qi[-1], right=True))
-    lo, n_start = 0, 0
-    for s, local in windows:
-        lo = max(lo, int(torch.searchsorted(ki, qi[0] - local + 1)))
-        n_start = max(n_start, int(torch.searchsorted(ki, torch.tensor(s, device=ki.device))))
-    if n_start >= lo:
-        return torch.arange(0, hi, device=ki.device)
-    return torch.cat([torch.arange(0, n_start, device=ki.device), torch.arange(lo, hi, device=ki.device)])
-
-
-def attention_fast(q, k, v, pe, call, o, dropout=0.0):
-    """attention_reference, fast and in memory linear in T:
-    - no bias, window or analysis option: one fused causal SDPA call (flash, on CPU and GPU);
-    - on a GPU, biases, weights, potentials and masks through one FlexAttention kernel (fastattn.flex_mods);
-    - inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or LM-Infinite's
-      Λ mask: fastattn.tiled_attention (one shared bias block per diagonal of tiles; a potential folded into q.k),
-      the Λ mask's starting tokens added by log-sum-exp;
-    - training with a potential (ALiBi, FoX) and no window: one causal SDPA call with it folded into q.k;
-    - otherwise (training with a bias, decoding with a cache, FIRE, CoPE, the hook, top-k): query blocks of at most
-      o.block_elems logits, each over the keys it can see, through SDPA with the bias as a float mask, or through
-      `logits` where the options need the scores explicitly."""
-    B, H, Tq, Tk = q.size(0), q.size(1), q.size(2), k.size(2)
-    layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
-    explicit = o.hook is not None or o.topk > 0 or 'content' in pe.kinds or 'weight' in pe.kinds
-    same = Tq == Tk and torch.equal(call.qi, call.ki)  # the queries are the keys: no cached past
-    rotary_far = o.ceiling > 0 and 'rotary' in pe.kinds
-    # a potential stands in for the bias table, except where the ceiling bends ALiBi's line
-    pot = call.kpot if call.kpot is not None and (o.ceiling == 0 or 'potential' in pe.kinds) else None
-    table = 'bias' in pe.kinds and pot is None
-    plain = not explicit and not table and not rotary_far
-    if plain and same and not call.windows and pot is None:
-        return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale)
-    if (q.is_cuda and o.flex and o.hook is None and o.topk == 0 and not rotary_far and dropout == 0
-            and 'content' not in pe.kinds and 'query' not in pe.kinds):
-        # the GPU path: one FlexAttention kernel reading the distance tables (ALiBi's too: exact, unlike a
-        # difference of two large potentials) and FoX's potential (fastattn.flex_mods)
-        n = int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
-        dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
-        btab = pe.bias(layer, dist) / o.temperature if 'bias' in pe.kinds else None
-        fox = call.kpot / o.temperature if 'potential' in pe.kinds else None
-        return fastattn.flex(q, k, v, scale, *fastattn.flex_mods(call.qi, call.qrel, call.ki, call.krel, call.windows,
-                                                                  btab, pe.weight(layer, dist), fox, o.ceiling))
-    if plain and same and not call.windows and (torch.is_grad_enabled() or dropout > 0) and Tq <= 4096:
-        # a potential in training: pot[n] - pot[m] with pot[m] dropped (softmax ignores it), one extra dimension
-        qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
-        kx = torch.cat([k, ((pot - pot[:, :, -1:]) / o.temperature).expand(B, -1, -1)[..., None].to(k.dtype)], -1)
-        return F.scaled_dot_product_attention(qx, kx, F.pad(v, (0, 1)), dropout_p=dropout, is_causal=True,
-                                              scale=scale)[..., :-1]
-    toeplitz = call.qrel.size(0) == 1 and torch.equal(call.qrel[0] - call.qrel[0, 0], call.qi - call.qi[0])
-    band, sinks = tiled_windows(call.windows)
-    if (same and dropout == 0 and not torch.is_grad_enabled() and band is not None and fastattn.available(q.device)
-            and o.hook is None and o.topk == 0 and 'content' not in pe.kinds and 'query' not in pe.kinds
-            and (toeplitz or not (table or 'weight' in pe.kinds))
-            and (not rotary_far or (band > 0 and band <= o.ceiling + 1))):
-        cap = (lambda dist: dist.clamp(max=o.ceiling)) if o.ceiling > 0 else (lambda dist: dist)
-        bias = (lambda dist: pe.bias(layer, cap(dist)) / o.temperature) if table else None
-        weight = (lambda dist: pe.weight(layer, cap(dist))) if 'weight' in pe.kinds else None
-        y, lse = fastattn.tiled_attention(q, k, v, scale, bias, weight, None if pot is None else pot / o.temperature,
-                                          band, o.tile)
-        if sinks:  # the Λ mask's first tokens, for the queries that see them beyond the band
-            keys = torch.arange(min(sinks, Tk), device=q.device)
-            att = logits(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
-            att = att.masked_fill((call.qi[:, None] - call.ki[None, keys]) < band, float('-inf'))
-            y, _ = fastattn.merge(y.float(), lse, att.softmax(-1).to(v.dtype).float() @ v[:, :, keys].float(),
-                                  att.logsumexp(-1))
-        return y.to(v.dtype)
-    bq = max(16, o.block_elems // (B * H * Tk))
-    out = []
-    for s in range(0, Tq, bq):
-        rows = torch.arange(s, min(s + bq, Tq), device=q.device)
-        keys = torch.arange(Tk, device=q.device) if o.topk > 0 else key_range(call.qi[rows], call.ki, call.windows)
-        if explicit or rotary_far:
-            att = logits(q, k, pe, call, o, rows, keys).softmax(dim=-1)
-            if o.hook is not None:
-                o.hook(layer, att, call.qi[rows], call.ki[keys])
-            out.append(F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys])
-            continue
-        d = (call.qrel[:, rows, None] - call.krel[:, None, keys]).clamp(min=0)
-        bias = distance_table(pe.bias, layer, d.clamp(max=o.ceiling) if o.ceiling > 0 else d,
-                              call.qrel[:, rows, None] if 'query' in pe.kinds else None)
-        mask = bias / o.temperature if bias is not None else torch.zeros(d.shape, device=q.device)[:, None]
-        if 'potential' in pe.kinds:
-            mask = mask + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
-        mask = mask.masked_fill(~allowed_keys(call.qi[rows], call.ki[keys], call.windows), float('-inf'))
-        out.append(F.scaled_dot_product_attention(q[:, :, rows], k[:, :, keys], v[:, :, keys], attn_mask=mask.to(q.dtype),
-                                                  dropout_p=dropout, scale=scale))
-    return torch.cat(out, dim=2)
-
-
-def tiled_windows(windows):
-    """(band, sinks) of the window rules that tiled_attention handles: every key within `band` of the query
-    (0: no limit), plus the first `sinks` tokens; None when the rules do not reduce to that."""
-    band = min([local for _, local in windows], default=0)
-    starts = [ns for ns, _ in windows if ns > 0]
-    if not starts:
-        return band, 0
-    return (band, starts[0]) if len(windows) == 1 else (None, 0)
-
-
-def keys_seen(qi, windows):
-    """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
-    n = qi.float() + 1
-    for n_start, local in windows:
-        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
-    return n
 
 
 class CausalSelfAttention(nn.Module):
@@ -798,7 +675,7 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
         self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
         self.resid_dropout = nn.Dropout(cfg.dropout)
-        self.n_head, self.dropout, self.window = cfg.n_head, cfg.dropout, cfg.window
+        self.n_head, self.dropout, self.window, self.flex = cfg.n_head, cfg.dropout, cfg.window, cfg.flex
         self.opts = opts
         # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
         self.ssmax = nn.Parameter(torch.full((cfg.n_head,), 1 / math.log(max(cfg.block_size, 2)))) if cfg.ssmax else None
@@ -807,12 +684,14 @@ class CausalSelfAttention(nn.Module):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
         q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True)
-        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [])
+        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [],
+                        flex=self.flex)
         o = self.opts
         if o.local > 0:
             call.windows.append((o.n_starting, o.local))
-        last = cache.pot[layer][:, :, -1:] if cache is not None and cache.pot.get(layer) is not None else None
-        call.qpot = call.kpot = pe.potential(layer, pos.rel, x, last)
+        if 'potential' in pe.kinds:
+            last = cache.pot[layer][:, :, -1:] if cache is not None and layer in cache.pot else None
+            call.qpot = call.kpot = pe.potential(layer, x, last)
         if cache is not None:
             k, v, call.kpot = cache.add(layer, k, v, call.qpot)
             call.ki, call.krel = cache.idx, cache.rel
@@ -820,8 +699,9 @@ class CausalSelfAttention(nn.Module):
                 call.windows.append((cache.n_starting, cache.local))
         if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
             q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
-        attend = attention_reference if o.impl == 'plain' else attention_fast
-        y = attend(q, k, v, pe, call, o, self.dropout if self.training else 0.0)
+        drop = self.dropout if self.training else 0.0
+        y = attention_reference(q, k, v, pe, call, o, drop) if o.impl == 'plain' else \
+            fastattn.attend(q, k, v, pe, call, o, drop, logits)
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
 
 
@@ -913,16 +793,23 @@ class GPT(nn.Module):
                                ignore_index=-1, reduction=reduction)
         return logits, (loss.view(targets.shape) if reduction == 'none' else loss)
 
-    def set_attention(self, **kw):
-        """Change evaluation-time attention controls (fields of AttnOptions); no arguments restores defaults."""
-        bad = set(kw) - set(AttnOptions.__dataclass_fields__)
-        if bad:
-            raise ValueError(f"unknown attention option(s) {sorted(bad)}; allowed: {list(AttnOptions.__dataclass_fields__)}")
+    @contextmanager
+    def attention(self, **kw):
+        """`with model.attention(local=256, n_starting=10):` evaluation-time attention options (AttnOptions' fields)
+        for the block; the previous ones come back on exit, also when the block raises."""
+        names = [f.name for f in fields(AttnOptions)]
+        if set(kw) - set(names):
+            raise ValueError(f"unknown attention option(s) {sorted(set(kw) - set(names))}; allowed: {names}")
         if kw.get('impl', 'auto') not in ('auto', 'plain'):
             raise ValueError(f"impl={kw['impl']!r}; allowed: 'auto', 'plain'")
-        fresh = AttnOptions(**kw)
-        for f in AttnOptions.__dataclass_fields__:
-            setattr(self.attn_opts, f, getattr(fresh, f))
+        before = replace(self.attn_opts)
+        for name, value in kw.items():
+            setattr(self.attn_opts, name, value)
+        try:
+            yield self
+        finally:
+            for name in names:
+                setattr(self.attn_opts, name, getattr(before, name))
 
     def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
         # decay matrices of Linear/Embedding layers; positional parameters are not decayed, as decay
@@ -965,11 +852,9 @@ class GPT(nn.Module):
 # --------------------------------------------------------------------------------------------
 # RegularGPT (thesis ch. 6): K shared blocks reused for K * ceil(log_C T) layers, sliding-dilated
 # attention (eq. 6.1, through pe='regular') and no absolute positions: the r_i are the only position signal.
-# Three interchangeable forward implementations (config.regular_impl):
-#   plain  - the reference: every layer is an ordinary Block, the T x T mask comes from Regular.bias
-#   gather - every position, but each query gathers only its C keys: O(T * C) per layer
-#   reduce - final position only: chunk, attend within the chunk, keep each chunk's last token, so the
-#            length shrinks by C per level and the whole forward is O(T * C * K)
+# Three interchangeable forward implementations (config.regular_impl): plain, the reference, where every layer is an
+# ordinary Block and the T x T mask comes from Regular.bias; gather (O(T C) per layer) and reduce (the final position
+# only, O(T C K) in all), in fastattn.py.
 # --------------------------------------------------------------------------------------------
 
 REGULAR_IMPLS = ('plain', 'gather', 'reduce')
@@ -1008,35 +893,6 @@ class RegularGPT(GPT):
         K = self.config.thickness
         return ((d, self.transformer.h[d % K]) for d in range(self.depth(T)))
 
-    def sparse_block(self, block, x, depth, qi, valid, step):
-        """`block` at `depth` for the queries qi only: query qi[j] sees the keys qi[j] - i*step, i in [C]
-        (eq. 6.1; step is C^l in token positions, 1 on reduce's shortened sequence). valid[n] is False for
-        left padding. Returns x at qi after attention and MLP. Memory is bounded by querying in blocks."""
-        C, K, attn, o = self.config.chunk_size, self.config.thickness, block.attn, self.attn_opts
-        B, N, D = x.shape
-        H = attn.n_head
-        q, k, v = attn.c_attn(block.ln_1(x)).view(B, N, 3, H, D // H).permute(2, 0, 3, 1, 4)  # [B,H,N,hd]
-        # eq. 6.1's r_i, read through the same Regular.bias as the plain path: distances i * C^l, all finite
-        btab = self.pe.bias(depth, torch.arange(C, device=x.device, dtype=torch.float32) * C ** (depth // K))
-        scale = 1.0 / (math.sqrt(D // H) * o.temperature)
-        drop = attn.dropout if self.training else 0.0
-        bq = max(1, o.block_elems // (B * C * D))
-        out = []
-        for s in range(0, qi.numel(), bq):
-            qb = qi[s:s + bq]
-            ki = qb[:, None] - step * torch.arange(C, device=x.device)      # [nq, C]; column i is r_i's key
-            ok = (ki >= 0) & valid[ki.clamp(min=0)]
-            ok[:, 0] = True  # a query always sees itself, which keeps left-padded rows finite
-            ki = ki.clamp(min=0)
-            att = torch.einsum('bhqd,bhqcd->bhqc', q[:, :, qb], k[:, :, ki]) * scale + btab[None, :, None, :] / o.temperature
-            att = att.masked_fill(~ok, float('-inf')).softmax(dim=-1)
-            if o.hook is not None:
-                o.hook(depth, att, qb, ki)  # the C keys of each query: key indices [nq, C]
-            out.append(torch.einsum('bhqc,bhqcd->bhqd', F.dropout(att, drop, self.training), v[:, :, ki]))
-        y = torch.cat(out, dim=2).transpose(1, 2).reshape(B, qi.numel(), D)
-        x = x[:, qi] + attn.resid_dropout(attn.c_proj(y))
-        return x + block.mlp(block.ln_2(x))
-
     def forward(self, idx, targets=None, cache=None, reduction='mean', impl=None, collect=None):
         """As GPT.forward; impl overrides config.regular_impl for this call. 'reduce' yields the final position
         only, so its targets (if any) are [B, 1]. collect: a list that receives every layer's output [B, n, C]."""
@@ -1052,7 +908,6 @@ class RegularGPT(GPT):
             raise ValueError(f"RegularGPT impl={impl!r} honours the temperature and the hook only; for local, "
                              f"ceiling or topk use regular_impl='plain'")
         B, T = idx.shape
-        C, K = self.config.chunk_size, self.config.thickness
         x = self.transformer.drop(self.transformer.wte(idx))  # no absolute positions (thesis 6.2)
         keep = collect.append if collect is not None else (lambda _: None)
         if impl == 'plain':
@@ -1060,25 +915,8 @@ class RegularGPT(GPT):
             for depth, block in self.layers(T):
                 x = block(x, self.pe, depth, pos)
                 keep(x)
-        elif impl == 'gather':
-            qi, valid = torch.arange(T, device=idx.device), torch.ones(T, dtype=torch.bool, device=idx.device)
-            for depth, block in self.layers(T):
-                x = self.sparse_block(block, x, depth, qi, valid, C ** (depth // K))
-                keep(x)
-        else:
-            valid = torch.ones(T, dtype=torch.bool, device=idx.device)
-            for level in range(n_levels(T, C)):
-                pad = (-x.size(1)) % C  # left padding (thesis 6.2.1, footnote 1) keeps the last token a chunk end
-                x = torch.cat([x.new_zeros(B, pad, x.size(2)), x], dim=1)
-                valid = torch.cat([valid.new_zeros(pad), valid])
-                N = x.size(1)
-                for k in range(K):
-                    # on the shortened sequence neighbours are C^l tokens apart, so the dilation is 1 here;
-                    # the last of the K layers only needs the chunk ends, the ones the next level keeps
-                    qi = torch.arange(C - 1, N, C, device=idx.device) if k == K - 1 else torch.arange(N, device=idx.device)
-                    x = self.sparse_block(self.transformer.h[k], x, level * K + k, qi, valid, 1)
-                    keep(x)
-                valid = valid[C - 1::C]
+        else:  # the same layers, computing only the keys (gather) or queries (reduce) that matter: fastattn.py
+            x = (fastattn.regular_gather if impl == 'gather' else fastattn.regular_reduce)(self, x, keep)
         if impl == 'reduce' and targets is not None and targets.shape != (B, 1):
             raise ValueError(f"impl='reduce' predicts the final position only: targets must be [B, 1], got {list(targets.shape)}")
         return self.output(x, targets, reduction)

@@ -113,26 +113,24 @@ def main(cfg):
                 with Meter() as meter:
                     for i, m in enumerate(lengths):
                         L = ex_len(m, r.L_tr)
-                        r.model.set_attention(**kw(r.L_tr, m))
-                        for j, depth in enumerate(depths):
-                            made = [passkey_prompt(cfg['style'], L, depth, k, tok.encode) for k in keys]
-                            if j == 0 and len(made[0][0]) + len(made[0][1]) - 1 > L:
-                                print(f"note: the {cfg['style']!r} prompt and key take "
-                                      f"{len(made[0][0]) + len(made[0][1]) - 1} tokens without fillers, more than L_ex={L}")
-                            res = score_answers(r.model, [p for p, _, _ in made], [a for _, a, _ in made])
-                            acc[i, j] = np.mean([x['exact'] for x in res])
-                            lp[i, j] = np.mean([x['logprob'] for x in res])
-                            cells.append(dict(mult=m, L_ex=L, depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
-                                              digit_acc=float(np.mean([x['digit_acc'] for x in res])),
-                                              mean_rank=float(np.mean([x['rank'] for x in res])),
-                                              prompt_tokens=len(made[0][0])))
+                        with r.model.attention(**kw(r.L_tr, m)):
+                            for j, depth in enumerate(depths):
+                                made = [passkey_prompt(cfg['style'], L, depth, k, tok.encode) for k in keys]
+                                if j == 0 and len(made[0][0]) + len(made[0][1]) - 1 > L:
+                                    print(f"note: the {cfg['style']!r} prompt and key take "
+                                          f"{len(made[0][0]) + len(made[0][1]) - 1} tokens without fillers, more than L_ex={L}")
+                                res = score_answers(r.model, [p for p, _, _ in made], [a for _, a, _ in made])
+                                acc[i, j] = np.mean([x['exact'] for x in res])
+                                lp[i, j] = np.mean([x['logprob'] for x in res])
+                                cells.append(dict(mult=m, L_ex=L, depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
+                                                  digit_acc=float(np.mean([x['digit_acc'] for x in res])),
+                                                  mean_rank=float(np.mean([x['rank'] for x in res])),
+                                                  prompt_tokens=len(made[0][0])))
                         print(f"{r.name:>18} {label:>16} L_ex={L}: accuracy by depth {acc[i].round(2).tolist()}, "
                               f"mean log-prob of the key tokens {lp[i].mean():.3f}", flush=True)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
-            finally:
-                r.model.set_attention()
             out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label, cells=cells, **meter.record()))
             md += (f"### {r.name} [{label}]: exact-match accuracy (greedy) / mean log-prob per key token\n\n"
                    + md_table(['L_ex / L_tr'] + [f'depth {d:g}' for d in depths],

@@ -65,14 +65,11 @@ def main(cfg):
         ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
         for vi, (label, kw) in enumerate(specs):
             try:
-                r.model.set_attention(**kw(r.L_tr, cfg['length']))
-                with Meter() as meter:
+                with r.model.attention(**kw(r.L_tr, cfg['length'])), Meter() as meter:
                     s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'])
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
-            finally:
-                r.model.set_attention()
             c, erf, recent = cumulative_from_end(s), erf_tokens(s), float(s[-r.L_tr:].sum())
             print(f"{r.name:>18} {label:>16}: L_ex={L}, ERF={erf} tokens ({erf / r.L_tr:.2f} L_tr), "
                   f"share of the last L_tr tokens {recent:.3f} ({meter.seconds:.1f} s)", flush=True)

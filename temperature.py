@@ -44,7 +44,7 @@ def first_row(rows, L, L_tr):
 
 
 class AttnStats:
-    """A set_attention hook: per layer, the summed max-probability and entropy of the attention rows from `first`
+    """An attention hook: per layer, the summed max-probability and entropy of the attention rows from `first`
     on, and their count. Each call sees one query block [B, H, tq, tk] (RegularGPT's sparse paths: tk = its C keys),
     so nothing of size T x T is kept. Sized by the layers that run, model.depth(T)."""
 
@@ -68,14 +68,10 @@ class AttnStats:
 def attention_stats(model, tokens, ends, L, temperature=1.0, first=0, batch_tokens=8192):
     """(per-layer, all-layer) mean P_max and entropy of the rows from `first` on, at length L and this temperature."""
     stats = AttnStats(model.depth(L), first)
-    model.set_attention(hook=stats, temperature=temperature)
-    try:
-        ends = np.asarray(ends)
-        B = max(1, batch_tokens // L)
+    ends, B = np.asarray(ends), max(1, batch_tokens // L)
+    with model.attention(hook=stats, temperature=temperature):
         for i in range(0, len(ends), B):
             model(windows(tokens, ends[i:i + B] - L, L)[0])
-    finally:
-        model.set_attention()
     return stats.means()
 
 

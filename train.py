@@ -65,7 +65,8 @@ DEFAULTS['vocab_size'] = None  # None means meta.json's vocab_size
 DEFAULTS['bipe_sep_ids'] = None  # None means meta.json's sep_ids, else GPTConfig's default
 LOG_FIELDS = ['iter', 'train_loss', 'val_loss', 'lr', 'time']
 # model settings a fine-tune (init_from=<checkpoint>) takes from the config; every other one is the checkpoint's
-FINETUNE_KEYS = ('block_size', 'dropout', 'window', 'rope_scaling', 'rope_scale', 'rope_original_len', 'randomized_positions')
+FINETUNE_KEYS = ('block_size', 'dropout', 'window', 'rope_scaling', 'rope_scale', 'rope_original_len', 'randomized_positions',
+                 'flex')
 
 
 def get_lr(it, cfg):
@@ -223,7 +224,7 @@ def build_model(cfg, ckpt_path, master):
         if not os.path.exists(ckpt_path):
             raise FileNotFoundError(f"init_from='resume' but there is no {ckpt_path}")
         ckpt = read_checkpoint(ckpt_path)
-        model_args = ckpt['model_args']  # the architecture is the checkpoint's, whatever the config says
+        model_args = dict(ckpt['model_args'], flex=cfg['flex'])  # the architecture is the checkpoint's, whatever the config says
         changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
         if master and changed:
             print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
@@ -295,7 +296,6 @@ def _train(cfg, device, ddp, rank, world):
             print(f"note: checkpoint was written by {len(ckpt['rng'])} processes, not {world}: "
                   f"the data order continues exactly, dropout randomness does not")
         del ckpt
-    model.set_attention(flex=cfg['flex'])
     eval_model = torch.compile(model) if cfg['compile'] else model  # `model` stays the plain GPT for saving
     train_model = DDP(eval_model, device_ids=[torch.device(device).index] if device_type == 'cuda' else None,
                       broadcast_buffers=False) if ddp else eval_model

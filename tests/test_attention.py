@@ -6,7 +6,7 @@ import torch
 
 import fastattn
 import helpers
-from model import GPT, POSITIONAL_ENCODINGS
+from model import GPT, KVCache, POSITIONAL_ENCODINGS
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 
@@ -17,11 +17,8 @@ def tiny(pe, **kw):
 
 
 def logits(model, idx, **opts):
-    model.set_attention(**opts)
-    try:
+    with model.attention(**opts):
         return model(idx, targets=idx)[0]
-    finally:
-        model.set_attention()
 
 
 SETUPS = [dict(), dict(temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
@@ -56,8 +53,8 @@ def test_fast_training_gradients_equal_reference(pe):
     grads = []
     for impl in ('plain', 'auto'):
         model = tiny(pe).train()
-        model.set_attention(impl=impl)
-        loss = model(idx, targets=idx)[1]
+        with model.attention(impl=impl):
+            loss = model(idx, targets=idx)[1]
         loss.backward()
         grads.append((loss.detach(), {n: p.grad for n, p in model.named_parameters() if p.grad is not None}))
     (l1, g1), (l2, g2) = grads
@@ -110,23 +107,22 @@ def test_merge_of_two_key_sets_equals_attention_over_both():
 
 def flex_logits(model, idx, compiled=False, **opts):
     """The model's logits with every attention layer through fastattn.flex, as on a GPU."""
-    import model as model_module
-    real = model_module.attention_fast
+    real = fastattn.attend
 
-    def through_flex(q, k, v, pe, call, o, dropout=0.0):
+    def through_flex(*args):
         is_cuda = torch.Tensor.is_cuda
         try:  # take the CUDA branch on CPU tensors
             torch.Tensor.is_cuda = property(lambda self: True)
-            return real(q, k, v, pe, call, o, dropout)
+            return real(*args)
         finally:
             torch.Tensor.is_cuda = is_cuda
-    model_module.attention_fast = through_flex
+    fastattn.attend = through_flex
     real_flex = fastattn.flex
     fastattn.flex = lambda *a: real_flex(*a, compiled=compiled)
     try:
         return logits(model, idx, **opts)
     finally:
-        model_module.attention_fast = real
+        fastattn.attend = real
         fastattn.flex = real_flex
 
 
@@ -152,3 +148,64 @@ def test_compiled_flex_forward_on_cpu_equals_reference():
         ref = logits(model, idx, impl='plain', local=20, n_starting=2)
         got = flex_logits(model, idx, compiled=True, local=20, n_starting=2)
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
+
+
+# The route each encoding takes (fastattn.route), by hand from the rules in fastattn's docstring, for: inference over
+# 0..T-1, training, a window, the Λ mask, LM-Infinite (Λ mask + ceiling), an analysis hook, one decoding step with a
+# KV cache. BiPE's segment positions are not Toeplitz, so BiPE-ALiBi's table cannot be tiled under a ceiling.
+ROUTE_TABLE = {
+    'none':              'causal causal tiled tiled tiled explicit blocks',
+    'learned':           'causal causal tiled tiled tiled explicit blocks',
+    'sinusoidal':        'causal causal tiled tiled tiled explicit blocks',
+    'rope':              'causal causal tiled tiled tiled explicit blocks',
+    'xpos':              'causal causal tiled tiled tiled explicit blocks',
+    'bipe_rope':         'causal causal tiled tiled tiled explicit blocks',
+    't5':                'tiled blocks tiled tiled tiled explicit blocks',
+    'alibi':             'tiled folded tiled tiled tiled explicit blocks',
+    'bipe_alibi':        'tiled folded tiled tiled blocks explicit blocks',
+    'kerple_power':      'tiled blocks tiled tiled tiled explicit blocks',
+    'kerple_log':        'tiled blocks tiled tiled tiled explicit blocks',
+    'kerple_3log':       'tiled blocks tiled tiled tiled explicit blocks',
+    'kerple_biaswht':    'tiled explicit tiled tiled tiled explicit explicit',
+    'gauss_bias2':       'tiled blocks tiled tiled tiled explicit blocks',
+    'gauss_bias3':       'tiled blocks tiled tiled tiled explicit blocks',
+    'gauss_wht1':        'tiled explicit tiled tiled tiled explicit explicit',
+    'gauss_wht2':        'tiled explicit tiled tiled tiled explicit explicit',
+    'sandwich':          'tiled blocks tiled tiled tiled explicit blocks',
+    'sandwich_smoothed': 'tiled blocks tiled tiled tiled explicit blocks',
+    'fire':              'blocks blocks blocks blocks blocks explicit blocks',
+    'fox':               'tiled folded tiled tiled tiled explicit blocks',
+    'cope':              'explicit explicit explicit explicit explicit explicit explicit',
+}
+ROUTE_SETUPS = ['inference', 'training', 'window', 'lambda', 'lm_infinite', 'hook', 'decode']
+
+
+def test_route_table_covers_the_registry():
+    assert set(ROUTE_TABLE) == set(ALL)
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_each_encoding_takes_its_route(pe):
+    model = tiny(pe)
+    idx = torch.randint(3, 64, (2, 40))
+    idx[:, ::7] = 1
+    opts = dict(window=dict(local=9), lambda_=dict(local=9, n_starting=3), lm_infinite=SETUPS[4],
+                hook=dict(hook=lambda *a: None))
+    got = []
+    for setup in ROUTE_SETUPS:
+        with fastattn.recording() as taken:
+            if setup == 'training':
+                model.train()(idx, targets=idx)[1].backward()
+                model.eval()
+            elif setup == 'decode':
+                with torch.no_grad():
+                    cache = KVCache()
+                    model(idx[:, :30], cache=cache)
+                    taken.clear()
+                    model(idx[:, 30:31], cache=cache)
+            else:
+                with torch.no_grad(), model.attention(**opts.get(setup, opts.get(setup + '_', {}))):
+                    model(idx)
+        assert len(set(taken)) == 1 and len(taken) == model.config.n_layer, (setup, taken)
+        got.append(taken[0])
+    assert ' '.join(got) == ROUTE_TABLE[pe]

@@ -47,5 +47,7 @@ def test_modes_run_on_a_tiny_model(mode, extra, capsys):
         names = ('none', 'alibi', 'kerple_log', 'alibi+lm_infinite', 'kerple_log+lm_infinite')
         assert set(out) == {(name, T) for name in names for T in (32, 64)}
         assert out['none', 32]['ratio'] == 1.0
+        # the table names the route each forward took (fastattn.route)
+        assert '| none | causal |' in printed and '| alibi | tiled |' in printed and '| kerple_log+lm_infinite | tiled |' in printed
     else:
         assert set(out) == {16, 32} and set(out[16]) == {'plain', 'gather', 'reduce'}

@@ -290,8 +290,8 @@ def test_ppl_sliding_with_a_temperature_per_length(tmp_path):
     # 'tau(L)' is 1.0 at lengths it does not name, and 0.9 at 2x
     assert got[('tau(L)', 1)] == pytest.approx(got[('vanilla', 1)], abs=1e-9)
     model = tiny('kerple_log')
-    model.set_attention(temperature=0.9)
-    want = ex.sliding_losses(model, common.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
+    with model.attention(temperature=0.9):
+        want = ex.sliding_losses(model, common.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
     assert got[('tau(L)', 2)] == pytest.approx(want, abs=1e-9) and got[('tau(L)', 2)] != got[('vanilla', 2)]
     assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']
 
@@ -311,9 +311,9 @@ def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_
     rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[4], n=5, windowed=True, regular_impl='plain',
                        out_dir=str(tmp_path)))['results']
     windowed = next(r for r in rows if r['variant'] == 'windowed@L_tr')
-    model.set_attention(local=16)
-    assert windowed['loss'] == pytest.approx(
-        np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends]), abs=1e-5)
+    with model.attention(local=16):
+        want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends])
+    assert windowed['loss'] == pytest.approx(want, abs=1e-5)
 
 
 # ------------------------------------------------------------------------------------------------ position

@@ -8,7 +8,8 @@ import torch
 import torch.nn.functional as F
 
 import helpers
-from model import GPT, GPTConfig, keys_seen, allowed_keys
+from fastattn import allowed_keys, keys_seen
+from model import GPT, GPTConfig
 
 
 def tiny(pe, **kw):
@@ -36,12 +37,12 @@ def test_fox_with_constant_gates_is_alibi_with_slope_minus_log_f():
 def test_fox_gates_depend_on_the_content():
     fox = tiny('fox')
     x = torch.randn(1, 6, 32)
-    pot = fox.pe.potential(0, None, x)
+    pot = fox.pe.potential(0, x)
     with torch.no_grad():
         logf = F.logsigmoid(fox.pe.gate[0](x)).transpose(1, 2)
     # bias(m, n) = pot[n] - pot[m] = sum of log f over n+1..m, by hand for m = 5, n = 2
     assert torch.allclose(pot[..., 2] - pot[..., 5], logf[..., 3:6].sum(-1), atol=1e-6)
-    assert not torch.allclose(pot, fox.pe.potential(0, None, x.flip(1)))
+    assert not torch.allclose(pot, fox.pe.potential(0, x.flip(1)))
 
 
 @pytest.mark.parametrize('mode', ['pi', 'ntk', 'yarn'])
@@ -169,10 +170,8 @@ def test_ssmax_scales_logits_by_s_log_keys_seen():
         model.transformer.h[0].attn.ssmax.copy_(torch.tensor([0.5, 1.0, 1.5, 2.0]))
     idx = torch.randint(0, 64, (1, 12))
     seen = {}
-    model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p), impl='plain')
-    with torch.no_grad():
+    with torch.no_grad(), model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), impl='plain'):
         model(idx)
-    model.set_attention()
     attn = model.transformer.h[0].attn
     with torch.no_grad():
         q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, 12, 3, 4, 8).permute(2, 0, 3, 1, 4)

@@ -55,8 +55,8 @@ def test_gather_memory_blocks_do_not_change_the_result():
     idx = torch.randint(0, 13, (2, 50))
     with torch.no_grad():
         a = model(idx, targets=idx)[0]
-        model.set_attention(block_elems=200)  # a few queries per block
-        b = model(idx, targets=idx)[0]
+        with model.attention(block_elems=200):  # a few queries per block
+            b = model(idx, targets=idx)[0]
     assert torch.allclose(a, b, atol=1e-6)
 
 
