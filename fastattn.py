@@ -261,6 +261,28 @@ def available(device):
     return device.type != 'cpu' or hasattr(torch.ops.aten, '_scaled_dot_product_flash_attention_for_cpu')
 
 
+def weighted_tiles(qq, kk, vv, D, wmat, pot, mask, future):
+    """A batch of tiles whose q.k a weight multiplies, which SDPA cannot do: their softmax, explicitly and in place
+    -> (out, lse). pot: the keys carry a potential in dimension D; future: [bq, bq], True for the keys in the
+    queries' future on a diagonal tile with no mask (None elsewhere)."""
+    att = (qq[..., :D] @ kk[..., :D].transpose(-2, -1)).float().mul_(wmat)
+    if pot:
+        att.add_(kk[..., D].float()[..., None, :])
+    if mask is not None:
+        att.add_(mask)
+    elif future is not None:
+        att.masked_fill_(future, NEG)
+    top = att.amax(-1, keepdim=True)
+    dead = top == NEG  # a row with no visible key
+    top.masked_fill_(dead, 0.0)
+    # exp below e^-80 would make float32 denormals, which are slow on x86; next to the row's maximum
+    # (e^0 = 1) such weights vanish in rounding anyway
+    p = att.sub_(top).clamp_(min=-80.0).exp_()
+    total = p.sum(-1, keepdim=True)
+    o = ((p.to(vv.dtype) @ vv) / total).masked_fill_(dead, 0.0)
+    return o, (top + total.log()).masked_fill_(dead, NEG).squeeze(-1)
+
+
 def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, block=256, max_tiles=64):
     """q, k, v [B, H, T, D]; bias, weight: None or fn(distances float [n]) -> [H, n] (bias may hold -inf);
     pot: None or [B or 1, H, T]; window > 0: position m sees n only if m - n < window.
@@ -314,23 +336,8 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
                                 causal=j == 0 and mask is None)
                 if mask is not None:  # the kernel reports lse 0 for a row with no visible key; it is -inf
                     l = l.masked_fill((mask == NEG).all(-1), NEG)
-            else:  # a weight multiplies q.k, which SDPA cannot do: this tile's softmax, explicitly, in place
-                att = (qq[..., :D] @ kk[..., :D].transpose(-2, -1)).float().mul_(wmat)
-                if pot is not None:
-                    att.add_(kk[..., D].float()[..., None, :])
-                if mask is not None:
-                    att.add_(mask)
-                elif j == 0:
-                    att.masked_fill_(d < 0, NEG)
-                top = att.amax(-1, keepdim=True)
-                dead = top == NEG  # a row with no visible key
-                top.masked_fill_(dead, 0.0)
-                # exp below e^-80 would make float32 denormals, which are slow on x86; next to the row's maximum
-                # (e^0 = 1) such weights vanish in rounding anyway
-                p = att.sub_(top).clamp_(min=-80.0).exp_()
-                total = p.sum(-1, keepdim=True)
-                o = ((p.to(vv.dtype) @ vv) / total).masked_fill_(dead, 0.0)
-                l = (top + total.log()).masked_fill_(dead, NEG).squeeze(-1)
+            else:
+                o, l = weighted_tiles(qq, kk, vv, D, wmat, pot is not None, mask, d < 0 if j == 0 else None)
             o, l = o.float().view(Bo, e - s, H, bq, D + x1), l.float().view(Bo, e - s, H, bq)
             if j == 0:
                 out[:, s:e], lse[:, s:e] = o, l
