@@ -37,7 +37,7 @@ DEFAULTS = dict(
     chunk_size=2,               # C of model='regulargpt'
     seed=0,                     # model initialisation and training strings (the test strings do not depend on it)
     out_dir='out/regular',      # run JSONs, plots, table.md / table.json
-    # model size: Table 6.5 uses hidden 256 and 8 heads; the CPU default is smaller (see README)
+    # model size: Table 6.5 uses hidden 256 and 8 heads; the CPU default is smaller (see results/README.md)
     n_embd=64,                  # hidden size of RegularGPT and the Transformer
     n_head=4,                   # attention heads of RegularGPT and the Transformer
     n_layer=5,                  # depth of the Transformer baseline (RegularGPT's depth is K * ceil(log_C T))
@@ -373,7 +373,7 @@ def table(cfg):
                 continue
             sc = [100 * r['score'] for r in runs[t][m]]
             summary[f'{t}/{m}'] = dict(max=max(sc), avg=float(np.mean(sc)), seeds=len(sc), scores=sc)
-            drop = sorted({r.get('config', {}).get('dropout', 0.0) for r in runs[t][m]})  # tuned per task (README)
+            drop = sorted({r.get('config', {}).get('dropout', 0.0) for r in runs[t][m]})  # tuned per task (results/README.md)
             note = ', dropout ' + '/'.join(f'{d:g}' for d in drop) if drop != [0.0] else ''
             cells.append(f'{max(sc):.1f} / {np.mean(sc):.1f} ({len(sc)}{note})')
         rows.append([t] + cells + list(THESIS_6_1[t]))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every table and plot in the README's results, from the checkpoints the sweeps write:
+# Every table and plot in results/README.md, from the checkpoints the sweeps write:
 #   python sweep.py configs/sweep_lm_tiny.py     # out/lm/<pe>-s<seed>
 #   python sweep.py configs/sweep_lm_wave2.py    # out/lm/<fire|fox|cope|xpos>-s<seed>, the methods after the seed papers
 #   python sweep.py configs/sweep_lm_rope_ssmax.py   # out/lm/rope-ssmax-s<seed>
@@ -49,7 +49,7 @@ if [ "$what" = all ] || [ "$what" = analysis ]; then
     --out_dir=results/attention
   python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
     --length=4 --out_dir=results/erf
-  # seeds 1 and 2 of the later methods, for the README's claims about them (seed 0 is in the files above)
+  # seeds 1 and 2 of the later methods, for the claims in results/README.md about them (seed 0 is in the files above)
   python receptive_field.py --ckpt='out/lm/fire-s[12],out/lm/fox-s[12],out/lm/cope-s[12],out/lm/xpos-s[12],out/lm/rope-ssmax-s[12],out/lm/rope-rand4096-s[12]' \
     --length=4 --out_dir=results/erf --name=erf_seeds12
   python kernels.py --ckpt='out/lm/fire-s[12]' --out_dir=results/kernels --name=kernels_seeds12
@@ -64,7 +64,7 @@ if [ "$what" = all ] || [ "$what" = regular ]; then
 fi
 
 if [ "$what" = bench ]; then
-  # the README's speed figures (#12): run on a quiet machine; ratios are against pe='none' in the same process
+  # the speed figures of results/README.md (#12): run on a quiet machine; ratios are against pe='none' in the same process
   mkdir -p results/bench
   export OMP_NUM_THREADS=2
   TRAIN_PES=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope

@@ -1,7 +1,7 @@
 """
 Run a grid of experiments, one torch thread per run and `jobs` runs at a time, as the seeded tables need.
 
-  python sweep.py configs/sweep_lm_tiny.py                 # the language-model table (README)
+  python sweep.py configs/sweep_lm_tiny.py                 # the language-model table (results/README.md)
   python sweep.py configs/sweep_lm_tiny.py --jobs=1 --dry_run=True
 
 Every point of `grid` (all combinations of its values) becomes one command:

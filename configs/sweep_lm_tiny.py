@@ -1,4 +1,4 @@
-# The seeded language-model table of the README (thesis Tables 3.3 / 4.3 at tiny scale): 8 encodings x 3 seeds of
+# The seeded language-model table of results/README.md (thesis Tables 3.3 / 4.3 at tiny scale): 8 encodings x 3 seeds of
 # configs/tiny.py for 3200 iterations (4x the single-seed runs before), one thread per run, two runs at a time:
 #   python sweep.py configs/sweep_lm_tiny.py
 script = 'train.py'
