@@ -92,68 +92,90 @@ def draw(ax, wax, d, b, w, masked, title, L_tr):
         wax.set_title(f'{title}: weight', fontsize=8)
 
 
-def main(cfg):
-    """Tabulate and plot every checkpoint's kernels; returns one dict per checkpoint that has any."""
-    runs = load_runs(cfg['ckpt'])
-    have = []
-    for r in runs:
-        kinds = r.model.pe.kinds
-        if 'bias' not in kinds and 'weight' not in kinds:
-            via = ('rotations of q and k' if 'rotary' in kinds else 'the embeddings' if 'absolute' in kinds
-                   else 'nothing but the causal mask')
-            print(f"{r.name}: pe={r.pe!r} has no distance bias or weight kernel (its positions enter through {via}); "
-                  f"nothing to plot")
-            continue
-        D = ex_len(cfg['length'], r.L_tr) - 1
-        have.append((r, D, distinct_tables(kernel_tables(r.model, D))))
-    if not have:
-        raise ConfigError(f"none of the checkpoints has a bias or weight kernel (got pe="
-                          f"{', '.join(sorted({r.pe for r in runs}))}); kernels.py needs an encoding with one")
-    n_rows = [1 + any(w is not None for _, _, w in tables) for _, _, tables in have]
-    n_cols = max(len(tables) for _, _, tables in have)
+def measure(r, length):
+    """One checkpoint's kernels at distances 0 .. length x L_tr - 1 -> (its JSON entry, what report() draws), or None
+    when it has no bias or weight kernel."""
+    kinds = r.model.pe.kinds
+    if 'bias' not in kinds and 'weight' not in kinds:
+        via = ('rotations of q and k' if 'rotary' in kinds else 'the embeddings' if 'absolute' in kinds
+               else 'nothing but the causal mask')
+        print(f"{r.name}: pe={r.pe!r} has no distance bias or weight kernel (its positions enter through {via}); "
+              f"nothing to plot")
+        return None
+    D = ex_len(length, r.L_tr) - 1
+    tables = distinct_tables(kernel_tables(r.model, D))
+    d, masked = np.arange(D + 1), 'mask' in kinds
+    n_layers = sum(len(layers) for layers, _, _ in tables)
+    effs, entries = [], []
+    for layers, b, w in tables:
+        entry = dict(layers=layers, label=label(layers, n_layers, masked))
+        if b is not None and masked:
+            seen = np.isfinite(b[0])
+            entry.update(distances=d[seen].tolist(), bias=b[:, seen].round(4).tolist(), reach=int(d[seen].max()))
+        elif b is not None:
+            e = effective_lengths(b)
+            effs += e.tolist()
+            entry.update(bias_at={k: b[:, min(x, D)].round(4).tolist() for k, x in
+                                  [('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr), ('16L_tr', 16 * r.L_tr)]},
+                         effective_length=[None if np.isinf(v) else int(v) for v in e])
+        if w is not None:
+            entry.update(weight_at={k: w[:, min(x, D)].round(4).tolist() for k, x in
+                                    [('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr)]})
+        entries.append(entry)
+    res = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, max_distance=D, tables=entries)
+    if effs:
+        res.update(kernels=len(effs), within_L_tr=int((np.array(effs) <= r.L_tr).sum()),
+                   never_below=int(np.isinf(effs).sum()))
+    elif not masked:
+        print(f"{r.name}: pe={r.pe!r} has only a weight kernel; the effective length (a bias threshold) is undefined")
+    return res, dict(d=d, masked=masked, tables=tables, n_layers=n_layers, effs=np.array(effs))
+
+
+def markdown(measured):
+    """The effective-length table and, for masked encodings, the distances each depth sees."""
+    eff_rows, mask_rows = [], []
+    for res, m in measured:
+        effs = m['effs']
+        if len(effs):
+            fin = effs[np.isfinite(effs)]
+            n, tabs = m['n_layers'], m['tables']
+            shared = f'one, shared by all {n} layers' if len(tabs) == 1 < n else f'{len(tabs)} distinct of {n} layers'
+            eff_rows.append([res['ckpt'], res['pe'], shared, len(effs), res['within_L_tr'], res['never_below'],
+                             f'{np.median(fin):.0f}' if len(fin) else 'n/a'])
+            print(f"{res['ckpt']}: effective lengths (bias < {BIAS_THRESHOLD} relative to d=0), {shared}: "
+                  f"{[None if np.isinf(v) else int(v) for v in effs]}")
+        for entry in res['tables']:
+            if 'distances' in entry:
+                mask_rows.append([res['ckpt'], entry['label'], ', '.join(map(str, entry['distances'])),
+                                  '; '.join(' '.join(f'{v:.2f}' for v in row) for row in entry['bias'])])
+    md = ''
+    if eff_rows:
+        md += (f"Effective length per kernel (thesis 3.7.5): the first distance where the bias falls {-BIAS_THRESHOLD} "
+               f"below its value at distance 0. Layers with identical tables count once.\n\n"
+               + md_table(['checkpoint', 'pe', 'layer tables', 'kernels', 'eff <= L_tr', 'never below -2',
+                           'median eff'], eff_rows))
+    if mask_rows:
+        md += ("\nMasked kernels (RegularGPT, eq. 6.1): at each depth a token sees only the distances listed, with "
+               "one learned bias per distance and head (heads separated by ';').\n\n"
+               + md_table(['checkpoint', 'depth', 'distances seen', 'bias per head'], mask_rows))
+    return md
+
+
+def figures(measured):
+    """The kernels of every checkpoint (one row of panels each, a second for weights) and Fig. 3.6's head counts."""
+    n_rows = [1 + any(w is not None for _, _, w in m['tables']) for _, m in measured]
+    n_cols = max(len(m['tables']) for _, m in measured)
     fig, axes = plt().subplots(sum(n_rows), n_cols, figsize=(2.8 * n_cols, 2.3 * sum(n_rows)), squeeze=False)
     fig2, ax2 = plt().subplots(figsize=(7, 4.5))
-    out, eff_rows, mask_rows, r0 = [], [], [], 0
-    for (r, D, tables), nr in zip(have, n_rows):
-        d, masked = np.arange(D + 1), 'mask' in r.model.pe.kinds
-        n_layers = sum(len(layers) for layers, _, _ in tables)
-        effs, entries = [], []
-        for j, (layers, b, w) in enumerate(tables):
-            name = label(layers, n_layers, masked)
-            draw(axes[r0, j], axes[r0 + 1, j] if w is not None else None, d, b, w, masked, f'{r.name} {name}', r.L_tr)
-            entry = dict(layers=layers, label=name)
-            if b is not None and masked:
-                seen = np.isfinite(b[0])
-                entry.update(distances=d[seen].tolist(), bias=b[:, seen].round(4).tolist(), reach=int(d[seen].max()))
-                mask_rows.append([r.name, name, ', '.join(map(str, d[seen])),
-                                  '; '.join(' '.join(f'{v:.2f}' for v in row) for row in b[:, seen])])
-            elif b is not None:
-                e = effective_lengths(b)
-                effs += e.tolist()
-                entry.update(bias_at={k: b[:, min(x, D)].round(4).tolist() for k, x in
-                                      [('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr), ('16L_tr', 16 * r.L_tr)]},
-                             effective_length=[None if np.isinf(v) else int(v) for v in e])
-            if w is not None:
-                entry.update(weight_at={k: w[:, min(x, D)].round(4).tolist() for k, x in
-                                        [('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr)]})
-            entries.append(entry)
+    r0 = 0
+    for (res, m), nr in zip(measured, n_rows):
+        for j, ((layers, b, w), entry) in enumerate(zip(m['tables'], res['tables'])):
+            draw(axes[r0, j], axes[r0 + 1, j] if w is not None else None, m['d'], b, w, m['masked'],
+                 f"{res['ckpt']} {entry['label']}", res['L_tr'])
         axes[r0, 0].legend(fontsize=6)
         r0 += nr
-        res = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, max_distance=D, tables=entries)
-        if effs:
-            effs = np.array(effs)
-            ax2.step(d, head_counts(effs, d), where='post', label=r.name)
-            fin = effs[np.isfinite(effs)]
-            res.update(kernels=len(effs), within_L_tr=int((effs <= r.L_tr).sum()), never_below=int(np.isinf(effs).sum()))
-            shared = (f'one, shared by all {n_layers} layers' if len(tables) == 1 < n_layers else
-                      f'{len(tables)} distinct of {n_layers} layers')
-            eff_rows.append([r.name, r.pe, shared, len(effs), res['within_L_tr'], res['never_below'],
-                             f'{np.median(fin):.0f}' if len(fin) else 'n/a'])
-            print(f"{r.name}: effective lengths (bias < {BIAS_THRESHOLD} relative to d=0), {shared}: "
-                  f"{[None if np.isinf(v) else int(v) for v in effs]}")
-        elif not masked:
-            print(f"{r.name}: pe={r.pe!r} has only a weight kernel; the effective length (a bias threshold) is undefined")
-        out.append(res)
+        if len(m['effs']):
+            ax2.step(m['d'], head_counts(m['effs'], m['d']), where='post', label=res['ckpt'])
     for ax in axes.flat:
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
@@ -168,25 +190,27 @@ def main(cfg):
     ax2.set_title(f'effective length (thesis Fig. 3.6): first d with b(d) - b(0) < {BIAS_THRESHOLD}; '
                   f'a kernel shared by all layers counts once', fontsize=8)
     ax2.grid(alpha=0.3)
-    if eff_rows:
+    if any(len(m['effs']) for _, m in measured):
         ax2.legend(fontsize=7)
     fig2.tight_layout()
-    md = ''
-    if eff_rows:
-        md += (f"Effective length per kernel (thesis 3.7.5): the first distance where the bias falls {-BIAS_THRESHOLD} "
-               f"below its value at distance 0. Layers with identical tables count once.\n\n"
-               + md_table(['checkpoint', 'pe', 'layer tables', 'kernels', 'eff <= L_tr', 'never below -2',
-                           'median eff'], eff_rows))
-    if mask_rows:
-        md += ("\nMasked kernels (RegularGPT, eq. 6.1): at each depth a token sees only the distances listed, with "
-               "one learned bias per distance and head (heads separated by ';').\n\n"
-               + md_table(['checkpoint', 'depth', 'distances seen', 'bias per head'], mask_rows))
+    return fig, fig2
+
+
+def main(cfg):
+    """Tabulate and plot every checkpoint's kernels; returns one dict per checkpoint that has any."""
+    runs = load_runs(cfg['ckpt'])
+    measured = [m for m in (measure(r, cfg['length']) for r in runs) if m is not None]
+    if not measured:
+        raise ConfigError(f"none of the checkpoints has a bias or weight kernel (got pe="
+                          f"{', '.join(sorted({r.pe for r in runs}))}); kernels.py needs an encoding with one")
+    md = markdown(measured)
     print('\n' + md)
-    base = write_outputs(cfg['out_dir'], cfg['name'], dict(results=out), md, fig)
+    fig, fig2 = figures(measured)
+    base = write_outputs(cfg['out_dir'], cfg['name'], dict(results=[res for res, _ in measured]), md, fig)
     fig2.savefig(base + '_effective_length.png', dpi=100)
     plt().close(fig2)
     print(f'wrote {base}_effective_length.png')
-    return out
+    return [res for res, _ in measured]
 
 
 if __name__ == '__main__':

@@ -116,8 +116,7 @@ def nope_probe(d=64, H=4, L=64, sigma=0.02, n_layer=4, steps=1000, n_train=512, 
                          for p, f in zip(probes, test)])
 
 
-def main(cfg):
-    """Both checks; returns {variance: one row per sigma, probe: the MAE per depth and position}."""
+def check(cfg):
     for key in ('d', 'heads', 'L', 'samples', 'probe_d', 'probe_heads', 'probe_L', 'probe_layers', 'probe_steps',
                 'probe_train'):
         if cfg[key] < 1:
@@ -127,19 +126,35 @@ def main(cfg):
             raise ConfigError(f"{d}={cfg[d]} is not divisible by {h}={cfg[h]}")
     if not cfg['sigmas'] or min(cfg['sigmas']) <= 0 or cfg['probe_sigma'] <= 0:
         raise ConfigError(f"sigmas={cfg['sigmas']} and probe_sigma={cfg['probe_sigma']} must be positive")
-    if cfg['threads'] > 0:
-        torch.set_num_threads(cfg['threads'])
-    d, L = cfg['d'], cfg['L']
-    fig, (ax1, ax2) = plt().subplots(1, 2, figsize=(11, 4.2))
-    res, md_rows = dict(variance=[], probe=None), []
-    m = np.arange(1, L + 1)
+
+
+def measure(cfg):
+    """Both checks -> ({variance: one row per sigma, probe: the MAE per depth and position}, the MAE unrounded)."""
+    res = dict(variance=[], probe=None)
     for sigma in cfg['sigmas']:
         with Meter() as meter:
-            var, lemma = nope_variance(d, cfg['heads'], L, sigma, cfg['samples'], cfg['seed'])
+            var, lemma = nope_variance(cfg['d'], cfg['heads'], cfg['L'], sigma, cfg['samples'], cfg['seed'])
         ratio = var / lemma
         print(f"sigma={sigma}: simulated / Lemma 2.3 variance: median {np.median(ratio):.3f}, range "
               f"{ratio.min():.3f}..{ratio.max():.3f} ({meter.seconds:.1f} s)", flush=True)
         res['variance'].append(dict(sigma=sigma, var=var.tolist(), lemma=lemma.tolist(), **meter.record()))
+    with Meter() as meter:
+        mae = nope_probe(cfg['probe_d'], cfg['probe_heads'], cfg['probe_L'], cfg['probe_sigma'], cfg['probe_layers'],
+                         cfg['probe_steps'], cfg['probe_train'], seed=cfg['seed'])
+    res['probe'] = dict(d=cfg['probe_d'], heads=cfg['probe_heads'], L=cfg['probe_L'], sigma=cfg['probe_sigma'],
+                        steps=cfg['probe_steps'], mae=mae.round(3).tolist(), mae_mean=mae.mean(1).tolist(),
+                        **meter.record())
+    return res, mae
+
+
+def report(cfg, res, mae):
+    """-> (markdown, figure) of measure()'s results: the variance against the lemma, the probe's error by position."""
+    d, L, PL = cfg['d'], cfg['L'], cfg['probe_L']
+    fig, (ax1, ax2) = plt().subplots(1, 2, figsize=(11, 4.2))
+    md_rows, m = [], np.arange(1, L + 1)
+    for row in res['variance']:
+        sigma, var, lemma = row['sigma'], np.array(row['var']), np.array(row['lemma'])
+        ratio = var / lemma
         md_rows.append([sigma, f"{d ** 2 * sigma ** 4 / cfg['heads']:.2e}", f'{np.median(ratio):.3f}',
                         f'{ratio.min():.3f}..{ratio.max():.3f}'])
         line, = ax1.plot(np.log(m), np.log(var), lw=1.2, label=f'simulation sigma={sigma}')
@@ -149,13 +164,6 @@ def main(cfg):
     ax1.set_title(f"random NoPE layer 0 (d={d}, H={cfg['heads']}, {cfg['samples']} samples)", fontsize=9)
     ax1.grid(alpha=0.3)
     ax1.legend(fontsize=7)
-    PL = cfg['probe_L']
-    with Meter() as meter:
-        mae = nope_probe(cfg['probe_d'], cfg['probe_heads'], PL, cfg['probe_sigma'], cfg['probe_layers'],
-                         cfg['probe_steps'], cfg['probe_train'], seed=cfg['seed'])
-    res['probe'] = dict(d=cfg['probe_d'], heads=cfg['probe_heads'], L=PL, sigma=cfg['probe_sigma'],
-                        steps=cfg['probe_steps'], mae=mae.round(3).tolist(), mae_mean=mae.mean(1).tolist(),
-                        **meter.record())
     k = max(1, PL // 32)  # moving average over k positions, for readable curves
     for depth in range(len(mae)):
         ax2.plot(np.arange(k - 1, PL), np.convolve(mae[depth], np.ones(k) / k, mode='valid'), lw=1.2,
@@ -173,6 +181,16 @@ def main(cfg):
           + f"\nPosition probe (thesis Fig. 2.2 set-up, d={cfg['probe_d']}, L={PL}, {cfg['probe_steps']} steps): "
             f"mean absolute error in positions (predicting the middle gives {PL / 4:g}).\n\n"
           + md_table(['layers'] + list(range(len(mae))), [['MAE'] + [f'{v:.1f}' for v in mae.mean(1)]]))
+    return md, fig
+
+
+def main(cfg):
+    """Both checks; returns {variance: one row per sigma, probe: the MAE per depth and position}."""
+    check(cfg)
+    if cfg['threads'] > 0:
+        torch.set_num_threads(cfg['threads'])
+    res, mae = measure(cfg)
+    md, fig = report(cfg, res, mae)
     print('\n' + md)
     write_outputs(cfg['out_dir'], cfg['name'], res, md, fig)
     return res
