@@ -49,21 +49,14 @@ def receptive_field(model, tokens, ends, L, batch_tokens=8192):
     return s_sum / len(ends)
 
 
-def main(cfg):
-    """One curve per checkpoint and attention variant; returns their rows (s, c, ERF)."""
-    if cfg['n'] < 1 or cfg['batch_tokens'] < 1:
-        raise ConfigError(f"n={cfg['n']} and batch_tokens={cfg['batch_tokens']} must be positive")
-    if cfg['threads'] > 0:
-        torch.set_num_threads(cfg['threads'])
-    specs = variants(cfg)
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
-    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
-    fig, ax = plt().subplots(figsize=(8, 4.5))
-    out, md_rows = [], []
-    for ci, r in enumerate(runs):
+def measure(cfg, runs, split, specs):
+    """-> (one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF; the
+    unrounded c of each row, for the plot)."""
+    out, curves = [], []
+    for r in runs:
         L = ex_len(cfg['length'], r.L_tr)
         ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
-        for vi, (label, kw) in enumerate(specs):
+        for label, kw in specs:
             try:
                 with r.model.attention(**kw(r.L_tr, cfg['length'])), Meter() as meter:
                     s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'])
@@ -76,10 +69,21 @@ def main(cfg):
             out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, L_ex=L, variant=label, segments=info, erf=erf,
                             erf_over_L_tr=erf / r.L_tr, share_last_L_tr=recent, s=s.round(7).tolist(),
                             c=c.round(6).tolist(), **meter.record()))
-            md_rows.append([r.name, label, r.L_tr, L, erf, f'{erf / r.L_tr:.2f}', f'{recent:.3f}'])
-            ax.plot(np.arange(1, L + 1), c, ['-', '--', ':', '-.'][vi % 4], color=f'C{ci % 10}', lw=1.2,
-                    label=f'{r.name} {label} (ERF {erf})')
-        ax.axvline(L - r.L_tr + 1, color='gray', lw=0.8, ls=':')
+            curves.append(c)
+    return out, curves
+
+
+def report(cfg, runs, specs, out, curves):
+    """-> (markdown, figure): the ERF table, and every row's cumulative gradient (a colour per checkpoint, a line
+    style per variant; dotted: where the last L_tr tokens start)."""
+    fig, ax = plt().subplots(figsize=(8, 4.5))
+    styles = {label: ['-', '--', ':', '-.'][vi % 4] for vi, (label, _) in enumerate(specs)}
+    for ci, r in enumerate(runs):
+        for row, c in zip(out, curves):
+            if row['ckpt'] == r.name:
+                ax.plot(np.arange(1, row['L_ex'] + 1), c, styles[row['variant']], color=f'C{ci % 10}', lw=1.2,
+                        label=f"{r.name} {row['variant']} (ERF {row['erf']})")
+        ax.axvline(ex_len(cfg['length'], r.L_tr) - r.L_tr + 1, color='gray', lw=0.8, ls=':')
     ax.axhline(ERF_MASS, color='k', lw=0.6, ls='--')
     ax.set_xlabel('input position m (the last token is predicted)')
     ax.set_ylabel('cumulative normalised gradient c_m')
@@ -88,10 +92,26 @@ def main(cfg):
     if out:
         ax.legend(fontsize=7)
     fig.tight_layout()
+    md_rows = [[row['ckpt'], row['variant'], row['L_tr'], row['L_ex'], row['erf'], f"{row['erf_over_L_tr']:.2f}",
+                f"{row['share_last_L_tr']:.3f}"] for row in out]
     md = (f"Empirical receptive field (thesis 4.5.1): the fewest most recent tokens holding > {ERF_MASS} of the mean "
           f"normalised input-embedding gradient of the last token's loss.\n\n"
           + md_table(['checkpoint', 'attention', 'L_tr', 'L_ex', 'ERF (tokens)', 'ERF / L_tr', 'share of last L_tr'],
                      md_rows))
+    return md, fig
+
+
+def main(cfg):
+    """One curve per checkpoint and attention variant; returns their rows (s, c, ERF)."""
+    if cfg['n'] < 1 or cfg['batch_tokens'] < 1:
+        raise ConfigError(f"n={cfg['n']} and batch_tokens={cfg['batch_tokens']} must be positive")
+    if cfg['threads'] > 0:
+        torch.set_num_threads(cfg['threads'])
+    specs = variants(cfg)
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
+    out, curves = measure(cfg, runs, split, specs)
+    md, fig = report(cfg, runs, specs, out, curves)
     print('\n' + md)
     write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, results=out), md, fig)
     return out
