@@ -214,23 +214,10 @@ def markdown(res):
             + f"\nFor extrapolate.py: `--temperature={tau_arg}` (P_max alignment)\n\n")
 
 
-def main(cfg):
-    """Per checkpoint: statistics at L_tr and each L_ex, and the temperatures; returns one dict per checkpoint."""
-    if cfg['rows'] not in ROWS:
-        raise ConfigError(f"rows={cfg['rows']!r}; allowed: {', '.join(ROWS)}")
-    if not cfg['lengths'] or (cfg['rows'] == 'full' and min(cfg['lengths']) < 1):
-        raise ConfigError(f"lengths={cfg['lengths']}: give multiples of L_tr, each >= 1 with rows='full' (it averages "
-                          f"the rows that see L_tr keys)")
-    for key in ('n', 'n_tr', 'batch_tokens'):
-        if cfg[key] < 1:
-            raise ConfigError(f"{key}={cfg[key]} must be a positive integer")
-    if cfg['threads'] > 0:
-        torch.set_num_threads(cfg['threads'])
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
-    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
-    out = [analyse(r, cfg, split) for r in runs]
-    md = ''.join(markdown(res) for res in out)
-    fig, axes = plt().subplots(1, len(runs), figsize=(5.5 * len(runs), 4.2), squeeze=False)
+def figure(out):
+    """One panel per checkpoint: the temperatures of Propositions 5.1/5.2 and the length rule against L_ex (lines), and
+    Algorithm 1's (marks)."""
+    fig, axes = plt().subplots(1, len(out), figsize=(5.5 * len(out), 4.2), squeeze=False)
     for ax, res in zip(axes[0], out):
         curves, per_len = res['closed_form_curves'], res['lengths']
         xs = [c['L_ex'] for c in curves]
@@ -246,6 +233,25 @@ def main(cfg):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
+    return fig
+
+
+def main(cfg):
+    """Per checkpoint: statistics at L_tr and each L_ex, and the temperatures; returns one dict per checkpoint."""
+    if cfg['rows'] not in ROWS:
+        raise ConfigError(f"rows={cfg['rows']!r}; allowed: {', '.join(ROWS)}")
+    if not cfg['lengths'] or (cfg['rows'] == 'full' and min(cfg['lengths']) < 1):
+        raise ConfigError(f"lengths={cfg['lengths']}: give multiples of L_tr, each >= 1 with rows='full' (it averages "
+                          f"the rows that see L_tr keys)")
+    for key in ('n', 'n_tr', 'batch_tokens'):
+        if cfg[key] < 1:
+            raise ConfigError(f"{key}={cfg[key]} must be a positive integer")
+    if cfg['threads'] > 0:
+        torch.set_num_threads(cfg['threads'])
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
+    out = [analyse(r, cfg, split) for r in runs]
+    md, fig = ''.join(markdown(res) for res in out), figure(out)
     print('\n' + md)
     write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, tau_grid=TAU_GRID, rows=cfg['rows'], results=out),
                   md, fig)
