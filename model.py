@@ -452,21 +452,25 @@ class Regular(PositionalEncoding):
 
 class FIRE(PositionalEncoding):
     """FIRE (Li et al. 2023): b(m, n) = f(psi(m - n) / psi(max(L, m))), psi(x) = log(c x + 1), f an MLP
-    1 -> fire_hidden -> H (ReLU) per layer, c > 0 and the threshold L learned (L starts at the training length).
+    1 -> fire_hidden -> H (ReLU) per layer, c > 0 learned. The threshold L = |a| L0 is a learned multiplier a
+    (from 1) of a fixed L0 = block_size, as in the paper's code, so that Adam moves L by about lr * L0 a step.
     Dividing by psi of the query position keeps f's input in [0, 1] at any length: progressive interpolation."""
     kinds = ('bias', 'query')
+    eps = 1e-6  # added to psi(max(L, m)), as in the paper's code
 
     def __init__(self, cfg):
         super().__init__(cfg)
         self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, cfg.fire_hidden), nn.ReLU(), nn.Linear(cfg.fire_hidden, cfg.n_head))
                                 for _ in range(cfg.n_layer)])
         self.c = nn.Parameter(torch.zeros(cfg.n_layer))                              # c = softplus(.) + 0.01 > 0
-        self.L = nn.Parameter(torch.full((cfg.n_layer,), float(cfg.block_size)))
+        self.L_mult = nn.Parameter(torch.ones(cfg.n_layer))
+        self.register_buffer('L0', torch.tensor(float(cfg.block_size)))  # saved: a fine-tune at a longer length keeps it
 
     def inputs(self, layer, d, m):
         """f's input: psi(d) / psi(max(L, m)) for distances d and query positions m (broadcastable)."""
         c = F.softplus(self.c[layer]) + 0.01
-        return torch.log1p(c * d) / torch.log1p(c * torch.maximum(self.L[layer].clamp(min=1.0), m.float()))
+        L = (self.L_mult[layer] * self.L0).abs()
+        return torch.log1p(c * d) / (torch.log1p(c * torch.maximum(L, m.float())) + self.eps)
 
     def bias(self, layer, d, m=None):
         m = d if m is None else m  # a table over d alone is seen from the query at distance d from token 0

@@ -131,6 +131,50 @@ def test_fire_input_stays_in_unit_interval_at_every_length():
     assert not torch.allclose(pe.bias(0, d, torch.tensor(20.0)), pe.bias(0, d, torch.tensor(400.0)))
 
 
+def test_fire_bias_in_the_attention_logits_is_the_formula():
+    """b(m, n) = f(psi(m - n) / (psi(max(L, m)) + eps)), psi(x) = log(c x + 1), L = |a| L0, f = W2 relu(W1 x + b1)
+    + b2 (Li et al. 2023, eq. 10 and the paper's code), by hand in float64 from the module's parameters, against
+    the reference attention logits of zero q and k, whose only term is the bias. L = 5.5 lies among the 12 query
+    positions, so both sides of max(L, m) are exercised."""
+    from model import AttnCall, AttnOptions, logits as attn_logits
+    model = tiny('fire', n_head=4, n_embd=32)
+    pe = model.pe
+    with torch.no_grad():
+        pe.c[1] = 0.3
+        pe.L_mult[1] = -5.5 / 16  # |a| L0: the sign of a does not matter
+        for p in pe.f[1].parameters():
+            p.normal_(0, 1)
+    T, H = 12, 4
+    pos = torch.arange(T)
+    call = AttnCall(1, pos, pos[None], pos, pos[None])
+    with torch.no_grad():
+        got = attn_logits(torch.zeros(1, H, T, 8), torch.zeros(1, H, T, 8), pe, call, AttnOptions(), pos, pos)[0]
+    c = math.log1p(math.exp(0.3)) + 0.01  # softplus + 0.01
+    w1, b1, w2, b2 = (p.detach().double() for p in (pe.f[1][0].weight[:, 0], pe.f[1][0].bias, pe.f[1][2].weight,
+                                                   pe.f[1][2].bias))
+    for m in range(T):
+        for n in range(T):
+            if n > m:
+                assert (got[:, m, n] == float('-inf')).all()
+                continue
+            x = math.log(c * (m - n) + 1) / (math.log(c * max(5.5, m) + 1) + 1e-6)
+            want = w2 @ torch.relu(w1 * x + b1) + b2
+            assert torch.allclose(got[:, m, n].double(), want, atol=1e-5), (m, n)
+
+
+def test_fire_threshold_moves_like_the_papers_multiplier_under_adam():
+    """L = |a| L0 with a learned: Adam's first step moves a by lr, so L by lr * L0 (block_size), as in the paper's
+    code; the old parametrisation (L itself learned) moved it by lr."""
+    model = tiny('fire', block_size=64)
+    opt = torch.optim.Adam(model.pe.parameters(), lr=1e-3, eps=1e-12)  # the untrained MLP's gradients are ~1e-8
+    idx = torch.randint(0, 64, (2, 20))  # every query below L = 64: the threshold sets every normaliser
+    model(idx, targets=idx)[1].backward()
+    before = (model.pe.L_mult * model.pe.L0).abs().detach().clone()
+    opt.step()
+    moved = ((model.pe.L_mult * model.pe.L0).abs().detach() - before).abs()
+    assert torch.allclose(moved, torch.full_like(moved, 1e-3 * 64), rtol=1e-3)
+
+
 def test_randomized_positions_are_sorted_distinct_and_below_l_max():
     model = tiny('rope', randomized_positions=200).train()
     idx = torch.zeros(8, 16, dtype=torch.long)
