@@ -44,10 +44,22 @@ def test_fox_gates_depend_on_the_content():
     assert not torch.allclose(pot, fox.pe.potential(0, None, x.flip(1)))
 
 
-@pytest.mark.parametrize('mode', ['pi', 'ntk', 'yarn'])
+@pytest.mark.parametrize('mode', ['pi', 'ntk', 'yarn', 'llama3'])
 def test_rope_extensions_at_scale_one_are_rope(mode):
     idx = torch.randint(0, 64, (1, 50))
     assert torch.equal(logits(tiny('rope', rope_scaling=mode, rope_scale=1.0), idx), logits(tiny('rope'), idx))
+
+
+@pytest.mark.parametrize('kw, message', [
+    (dict(rope_scaling='yarn', rope_beta_fast=2.0, rope_beta_slow=4.0), r"rope_beta_fast=2.0, rope_beta_slow=4.0"),
+    (dict(rope_scaling='llama3', rope_beta_slow=5.0), r"rope_beta_slow=5.0"),  # above llama3's default 4 for beta_fast
+    (dict(rope_scaling='yarn', rope_attn_factor=-1.0), r"rope_attn_factor=-1.0"),
+    (dict(rope_scaling='dynamic', pe='bipe_rope'), r"rope_scaling='dynamic' .* pe='bipe_rope'"),
+    (dict(rope_scaling='ntk-by-parts'), r"rope_scaling='ntk-by-parts'.*'dynamic', 'yarn', 'llama3'"),
+])
+def test_rope_extension_settings_are_checked(kw, message):
+    with pytest.raises(ValueError, match=message):
+        GPTConfig(**dict(dict(pe='rope'), **kw))
 
 
 def test_position_interpolation_rotates_by_m_over_s():
@@ -66,24 +78,25 @@ def test_ntk_raises_the_base_so_the_slowest_pair_is_interpolated_exactly():
     assert torch.allclose(ntk.inv_freq[0], rope.inv_freq[0])          # the highest: untouched
 
 
-def test_yarn_ramp_keeps_fast_pairs_interpolates_slow_ones_and_sharpens():
-    s, L = 8.0, 256
-    cfg = dict(n_head=1, n_embd=64, block_size=L, rope_base=10000.0)
-    yarn, rope = tiny('rope', rope_scaling='yarn', rope_scale=s, **cfg).pe, tiny('rope', **cfg).pe
-    r = L * rope.inv_freq / (2 * math.pi)  # turns over the training length
-    fast, slow = r > 32, r < 1
-    assert fast.any() and slow.any() and (~fast & ~slow).any()
-    assert torch.equal(yarn.inv_freq[fast], rope.inv_freq[fast])
-    assert torch.allclose(yarn.inv_freq[slow], rope.inv_freq[slow] / s)
-    mid = ~fast & ~slow
-    g = (r[mid] - 1) / 31
-    assert torch.allclose(yarn.inv_freq[mid], (1 - g) * rope.inv_freq[mid] / s + g * rope.inv_freq[mid])
+def test_yarn_ramp_is_linear_in_the_pair_index_between_32_and_1_turns():
+    """YaRN as its authors' code (jquesnelle/yarn) has it: pair j's extrapolation weight is 1 up to floor(j_32) and
+    0 from ceil(j_1), linear in j between, j_beta = D ln(L / (2 pi beta)) / (2 ln base) the (fractional) pair that
+    turns beta times over L; q and k each times 0.1 ln s + 1."""
+    s, L, D = 8.0, 1024, 64
+    cfg = dict(n_head=1, n_embd=D, block_size=L, rope_base=10000.0)
+    yarn = tiny('rope', rope_scaling='yarn', rope_scale=s, **cfg).pe
+    inv = [10000.0 ** (-2 * j / D) for j in range(D // 2)]
+    lo = math.floor(D * math.log(L / (2 * math.pi * 32)) / (2 * math.log(10000.0)))
+    hi = math.ceil(D * math.log(L / (2 * math.pi * 1)) / (2 * math.log(10000.0)))
+    assert (lo, hi) == (5, 18)  # by hand: j_32 = 5.66, j_1 = 17.70
+    for j in range(D // 2):
+        keep = 1 - min(max((j - lo) / (hi - lo), 0), 1)
+        assert yarn.inv_freq[j].item() == pytest.approx(keep * inv[j] + (1 - keep) * inv[j] / s, rel=1e-6), j
     # q.k of the same pair grows by (0.1 ln s + 1)^2: YaRN's logit temperature
-    q, k = torch.randn(1, 1, 1, 64), torch.randn(1, 1, 1, 64)
+    q, k = torch.randn(1, 1, 1, D), torch.randn(1, 1, 1, D)
     zero = torch.zeros(1, 1)
     assert torch.allclose((yarn.rotate(q, zero) * yarn.rotate(k, zero)).sum(),
                           (q * k).sum() * (0.1 * math.log(s) + 1) ** 2, atol=1e-5)
-    assert yarn.inv_freq.shape == rope.inv_freq.shape
 
 
 def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
