@@ -705,8 +705,10 @@ def logits(q, k, pe, call, o, rows, keys):
     raw = (qb @ kb.transpose(-2, -1)).float()
     raw_at = lambda dd: raw  # q.k as if the pair were dd apart: the same for a distance-only bias or weight
     if 'rotary' in pe.kinds and (o.ceiling > 0 or topk):
-        qraw, kraw = pe.rotate(qb, -qrel), pe.rotate(kb, -krel, key=True)  # undo the rotation by position
-        raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).float()
+        # undo the rotation by position and redo it at distance dd; scale=False: a constant factor on q and k (YaRN's)
+        # was applied once by the forward and is not a rotation, so it is not undone or applied again
+        qraw, kraw = pe.rotate(qb, -qrel, scale=False), pe.rotate(kb, -krel, key=True, scale=False)
+        raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd), scale=False) @ kraw.transpose(-2, -1)).float()
         if o.ceiling > 0:
             raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
     att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))

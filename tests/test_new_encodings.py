@@ -99,6 +99,48 @@ def test_yarn_ramp_is_linear_in_the_pair_index_between_32_and_1_turns():
                           (q * k).sum() * (0.1 * math.log(s) + 1) ** 2, atol=1e-5)
 
 
+@pytest.mark.parametrize('impl', ['plain', 'auto'])
+def test_yarn_under_the_distance_ceiling_scales_q_and_k_once(impl):
+    """LM-Infinite's ceiling scores a far key as if it were c away; YaRN's factor on q and k must still enter q.k
+    once each: logit(m, n) = (0.1 ln s + 1)^2 (R_m q).(R_n' k) / sqrt(D), n' = m - min(m - n, c), q and k rotated
+    here by hand (pair i of the two halves turned by position * inv_freq[i])."""
+    s, c, T, D = 4.0, 5, 24, 8
+    model = tiny('rope', n_layer=1, rope_scaling='yarn', rope_scale=s)
+    idx = torch.randint(0, 64, (1, T))
+    seen = {}
+    with torch.no_grad():
+        model.transformer.h[0].attn.c_attn.weight.mul_(10)  # logits of order 1: attention far from uniform
+        model.set_attention(hook=lambda l, p, qi, ki: seen.update(p=p), ceiling=c, impl=impl)
+        model(idx, targets=idx)
+        attn = model.transformer.h[0].attn
+        q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, T, 3, 4, D).permute(2, 0, 3, 1, 4)
+    inv = model.pe.inv_freq
+
+    def turn(x, p):  # x [..., D] rotated to the positions p (broadcast against x's leading dimensions)
+        ang = p[..., None].float() * inv
+        x1, x2 = x[..., :D // 2], x[..., D // 2:]
+        return torch.cat([x1 * ang.cos() - x2 * ang.sin(), x1 * ang.sin() + x2 * ang.cos()], -1)
+    m, n = torch.arange(T)[:, None], torch.arange(T)[None]
+    near = m - (m - n).clamp(max=c)
+    want = (0.1 * math.log(s) + 1) ** 2 * (turn(q[..., :, None, :], m.expand(T, T)) *
+                                           turn(k[..., None, :, :], near)).sum(-1) / math.sqrt(D)
+    want = want.masked_fill(n > m, float('-inf')).softmax(-1)
+    assert torch.allclose(seen['p'], want, atol=1e-5), (seen['p'] - want).abs().max()
+
+
+@pytest.mark.parametrize('opts', [dict(ceiling=5), dict(local=16, n_starting=2, ceiling=16),
+                                  dict(local=4, n_starting=1, ceiling=8, topk=3, topk_from_layer=1)])
+def test_yarn_with_lm_infinite_fast_equals_reference(opts):
+    model = tiny('rope', rope_scaling='yarn', rope_scale=4.0)
+    idx = torch.randint(0, 64, (2, 60))
+    out = {}
+    with torch.no_grad():
+        for impl in ('plain', 'auto'):
+            model.set_attention(impl=impl, tile=16, **opts)
+            out[impl] = model(idx, targets=idx)[0]
+    assert torch.allclose(out['auto'], out['plain'], atol=1e-4), (out['auto'] - out['plain']).abs().max()
+
+
 def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
     pe = tiny('xpos', n_head=1, n_embd=8, xpos_scale_base=4.0).pe
     rope = tiny('rope', n_head=1, n_embd=8).pe
