@@ -198,7 +198,7 @@ def load_checkpoint(path, ckpt=None, **overrides):
         model.load_state_dict(ckpt['model'])
     except RuntimeError as e:
         raise ConfigError(f"checkpoint {checkpoint_file(path)} does not fit its model settings: "
-                          f"{str(e).splitlines()[1].strip() if len(str(e).splitlines()) > 1 else e}") from None
+                          f"{' '.join(s.strip() for s in str(e).splitlines()[1:]) or e}") from None
     config = ckpt.get('config') or {}
     meta = ckpt.get('meta') or load_meta(data_folder(config.get('dataset', 'pycode'), config.get('data_dir', '')))
     return model.eval(), config, meta

@@ -37,9 +37,13 @@ class GPTConfig:
     sandwich_dbar: int = 128    # d_bar of eq. 4.6
     kernel_per_layer: bool = False  # KERPLE-family parameters per layer; the thesis shares them across layers (Fig. 3.1)
     rope_base: float = 10000.0
-    rope_scaling: str = ''      # RoPE extension: '' (off) | 'pi' | 'ntk' | 'yarn' (factor rope_scale = s)
+    rope_scaling: str = ''      # RoPE extension ('' off): pi | ntk | dynamic | yarn | llama3, factor s = rope_scale
     rope_scale: float = 1.0
-    rope_original_len: int = 0  # YaRN: the length the model was first trained on (0: block_size)
+    rope_original_len: int = 0  # the length first trained on, which dynamic/yarn/llama3 count from (0: block_size)
+    rope_beta_fast: float = 0.0 # yarn/llama3: a pair that turns more than this many times over that length is kept, ...
+    rope_beta_slow: float = 0.0 # ... fewer than this many times interpolated (0: yarn 32 and 1, llama3 4 and 1)
+    rope_attn_factor: float = 0.0  # yarn: the factor on q and k (0: 0.1 ln s + 1)
+    rope_truncate: bool = True  # yarn: the ramp's ends rounded out to whole pairs (transformers' `truncate`)
     xpos_scale_base: float = 512.0  # B of xPos
     fire_hidden: int = 32       # FIRE's MLP width
     cope_max_pos: int = 64      # CoPE: positions are clamped below this
@@ -72,6 +76,14 @@ class GPTConfig:
         if self.rope_scaling not in ROPE_SCALINGS or self.rope_scale < 1.0:
             raise ValueError(f"rope_scaling={self.rope_scaling!r}, rope_scale={self.rope_scale}: allowed "
                              f"{', '.join(map(repr, ROPE_SCALINGS))} with rope_scale >= 1")
+        fast, slow = rope_band(self)
+        if (min(self.rope_beta_fast, self.rope_beta_slow, self.rope_attn_factor, self.rope_original_len) < 0
+                or (fast <= slow and self.rope_scaling in ('yarn', 'llama3'))):
+            raise ValueError(f"rope_beta_fast={self.rope_beta_fast}, rope_beta_slow={self.rope_beta_slow}, rope_attn_factor="
+                             f"{self.rope_attn_factor}, rope_original_len={self.rope_original_len}: each must be >= 0 "
+                             f"(0: the default) and the band's ends in turns must satisfy beta_fast > beta_slow")
+        if self.rope_scaling == 'dynamic' and self.pe.startswith('bipe'):
+            raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; pe={self.pe!r} rotates by segment")
         if self.randomized_positions and self.pe.startswith('bipe'):
             raise ValueError(f"randomized_positions applies to token positions; pe={self.pe!r} has segment positions")
         if 0 < self.randomized_positions < self.block_size:
@@ -83,7 +95,8 @@ class GPTConfig:
 # Positional encodings. Each one is a small module behind one interface; the model calls
 #   positions(idx, start, state, cached) -> (Positions, state)   which position every token has
 #   embed(pos)          -> [b,T,C] or None   absolute part, added to the token embeddings
-#   rotate(x, rel, key) -> x                 rotary part, applied to queries (key=False) and keys (key=True)
+#   rotate(x, rel, key, scale) -> x          rotary part, applied to queries (key=False) and keys (key=True);
+#                                            scale=False leaves out a constant factor (YaRN's), so rotations compose
 #   bias(layer, d, m)   -> [H, n] or None    additive logit bias for distances d = m - n (float [n]); an encoding
 #                                            of kind 'query' also depends on the query positions m ([H, *d.shape])
 #   weight(layer, d)    -> [H, n] or None    multiplicative factor on q.k for distances d
@@ -130,7 +143,7 @@ class PositionalEncoding(nn.Module):
     def embed(self, pos):
         return None
 
-    def rotate(self, x, rel, key=False):
+    def rotate(self, x, rel, key=False, scale=True):
         return x
 
     def bias(self, layer, d, m=None):
@@ -183,42 +196,77 @@ class Sinusoidal(PositionalEncoding):
         return sinusoid(pos.abs, self.cfg.n_embd)
 
 
-ROPE_SCALINGS = ('', 'pi', 'ntk', 'yarn')
+ROPE_SCALINGS = ('', 'pi', 'ntk', 'dynamic', 'yarn', 'llama3')
+
+
+def rope_band(cfg):
+    """(beta_fast, beta_slow): the turns over the original length above which a pair keeps its frequency and below
+    which it is interpolated, for yarn (Peng et al.: 32, 1) and llama3 (its high/low_freq_factor: 4, 1)."""
+    fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(cfg.rope_scaling, (0.0, 0.0))
+    return cfg.rope_beta_fast or fast, cfg.rope_beta_slow or slow
+
+
+def rope_frequencies(cfg, dim, length=0):
+    """RoPE's inverse frequencies [dim/2] and the factor on q and k under cfg.rope_scaling, computed as transformers'
+    ROPE_INIT_FUNCTIONS compute them, so that a converted model rotates as it was trained. L: the original length;
+    length: the input's length (its last position + 1), which only 'dynamic' uses."""
+    s, base, L = cfg.rope_scale, cfg.rope_base, cfg.rope_original_len or cfg.block_size
+    if cfg.rope_scaling == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
+        base = base * s ** (dim / (dim - 2))
+    elif cfg.rope_scaling == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
+        base = base * (s * max(length, L) / L - (s - 1)) ** (dim / (dim - 2))
+    pos_freq = base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)  # base^(2i/D) (Su et al. sec. 3.2)
+    inv, (fast, slow) = 1.0 / pos_freq, rope_band(cfg)
+    if cfg.rope_scaling == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
+        return inv / s, 1.0
+    if cfg.rope_scaling == 'yarn':
+        # YaRN as its authors' code has it (Peng et al. 2023, eq. 17-20 with a ramp linear in the pair index between
+        # the pairs that turn beta_fast and beta_slow times over L); q and k each times 0.1 ln s + 1
+        at = lambda turns: dim * math.log(L / (turns * 2 * math.pi)) / (2 * math.log(base))
+        lo, hi = (math.floor(at(fast)), math.ceil(at(slow))) if cfg.rope_truncate else (at(fast), at(slow))
+        lo, hi = max(lo, 0), min(hi, dim - 1)
+        ramp = ((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)
+        keep = 1 - ramp
+        factor = cfg.rope_attn_factor or (0.1 * math.log(s) + 1.0 if s > 1 else 1.0)
+        return 1.0 / (s * pos_freq) * (1 - keep) + inv * keep, factor
+    if cfg.rope_scaling == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
+        wavelen = 2 * math.pi / inv
+        r = (L / wavelen - slow) / (fast - slow)
+        inv = torch.where(wavelen > L / slow, inv / s, inv)
+        mid = (wavelen >= L / fast) & (wavelen <= L / slow)
+        return torch.where(mid, (1 - r) * inv / s + r * inv, inv), 1.0
+    return inv, 1.0
 
 
 class RoPE(PositionalEncoding):
     """Rotary embedding (Su et al.): q.k then depends on positions only through m - n. rope_scaling stretches it
-    to s = rope_scale times the training length: 'pi' rotates by m / s (Chen et al. 2023), 'ntk' raises the base to
-    base * s^(D/(D-2)), 'yarn' interpolates only the pairs of long wavelength and sharpens the logits (Peng et al.)."""
+    to s = rope_scale times the training length (rope_frequencies): 'pi' rotates by m / s (Chen et al. 2023), 'ntk'
+    raises the base to base * s^(D/(D-2)), 'dynamic' raises it with the input's length, 'yarn' and 'llama3'
+    interpolate only the pairs of long wavelength (yarn also sharpens the logits, Peng et al.)."""
     kinds = ('rotary',)
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        hd = cfg.n_embd // cfg.n_head
-        if hd % 2:
-            raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={hd} must be even")
-        s, base, i = cfg.rope_scale, cfg.rope_base, torch.arange(0, hd, 2).float()
-        if cfg.rope_scaling == 'ntk':
-            base = base * s ** (hd / (hd - 2))
-        inv = base ** (-i / hd)
-        self.mscale = 1.0
-        if cfg.rope_scaling == 'pi':
-            inv = inv / s
-        elif cfg.rope_scaling == 'yarn':
-            # a pair that turns r = L / wavelength times over the original length L: interpolated when r < 1,
-            # kept when r > 32, linearly in between; q and k each times 0.1 ln s + 1 (YaRN eq. 17-20)
-            r = (cfg.rope_original_len or cfg.block_size) * inv / (2 * math.pi)
-            keep = ((r - 1.0) / (32.0 - 1.0)).clamp(0.0, 1.0)
-            inv = (1 - keep) * inv / s + keep * inv
-            self.mscale = 0.1 * math.log(s) + 1.0
+        self.dim = cfg.n_embd // cfg.n_head
+        if self.dim % 2:
+            raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
+        inv, self.mscale = rope_frequencies(cfg, self.dim)
         self.register_buffer('inv_freq', inv, persistent=False)
 
-    def rotate(self, x, rel, key=False):
+    def positions(self, idx, start, state, cached=False):
+        pos, state = super().positions(idx, start, state, cached)
+        if self.cfg.rope_scaling == 'dynamic':
+            # the base follows this input's last position, as transformers' does; decoding with a KV cache, each new
+            # token gets the base of its own length and the cached keys keep the rotation they were stored with
+            self.inv_freq = rope_frequencies(self.cfg, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
+        return pos, state
+
+    def rotate(self, x, rel, key=False, scale=True):
         ang = rel[:, None, :, None].float() * self.inv_freq        # [b,1,T,D/2]
         cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
         x1, x2 = x.chunk(2, dim=-1)
         x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
-        return x * self.mscale if self.mscale != 1.0 else x
+        return x * self.mscale if scale and self.mscale != 1.0 else x
 
 
 class XPos(RoPE):
@@ -231,10 +279,10 @@ class XPos(RoPE):
         hd = cfg.n_embd // cfg.n_head
         self.register_buffer('zeta', (torch.arange(0, hd, 2).float() / hd + 0.4) / 1.4, persistent=False)
 
-    def rotate(self, x, rel, key=False):
+    def rotate(self, x, rel, key=False, scale=True):
         power = rel[:, None, :, None].float() / self.cfg.xpos_scale_base
-        scale = self.zeta ** (-power if key else power)            # [b,1,T,D/2]
-        return super().rotate(x, rel) * torch.cat([scale, scale], -1).to(x.dtype)
+        decay = self.zeta ** (-power if key else power)            # [b,1,T,D/2]
+        return super().rotate(x, rel, scale=scale) * torch.cat([decay, decay], -1).to(x.dtype)
 
 
 def alibi_slopes(n_head):
@@ -429,8 +477,8 @@ class BiPE(PositionalEncoding):
     def embed(self, pos):
         return sinusoid(pos.abs, self.cfg.n_embd)
 
-    def rotate(self, x, rel, key=False):
-        return self.inner.rotate(x, rel, key)
+    def rotate(self, x, rel, key=False, scale=True):
+        return self.inner.rotate(x, rel, key, scale)
 
     def bias(self, layer, d, m=None):
         return self.inner.bias(layer, d)
@@ -458,22 +506,26 @@ class Regular(PositionalEncoding):
 
 
 class FIRE(PositionalEncoding):
-    """FIRE (Li et al. 2023): b(m, n) = f(psi(m - n) / psi(max(L, m))), psi(x) = log(c x + 1), f an MLP
-    1 -> fire_hidden -> H (ReLU) per layer, c > 0 and the threshold L learned (L starts at the training length).
+    """FIRE (Li et al. 2023): b(m, n) = f(psi(m - n) / psi(max(L, m))), psi(x) = log(|c x| + 1), f an MLP
+    1 -> fire_hidden -> H (ReLU) per layer. As in the paper's code, c is learned from 0.1, and the threshold
+    L = |a| L0 is a learned multiplier a (from 1) of a fixed L0 = block_size, so Adam moves L by about lr * L0 a step.
     Dividing by psi of the query position keeps f's input in [0, 1] at any length: progressive interpolation."""
     kinds = ('bias', 'query')
+    eps = 1e-6  # added to psi(max(L, m)), as in the paper's code
 
     def __init__(self, cfg):
         super().__init__(cfg)
         self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, cfg.fire_hidden), nn.ReLU(), nn.Linear(cfg.fire_hidden, cfg.n_head))
                                 for _ in range(cfg.n_layer)])
-        self.c = nn.Parameter(torch.zeros(cfg.n_layer))                              # c = softplus(.) + 0.01 > 0
-        self.L = nn.Parameter(torch.full((cfg.n_layer,), float(cfg.block_size)))
+        self.c = nn.Parameter(torch.full((cfg.n_layer,), 0.1))
+        self.L_mult = nn.Parameter(torch.ones(cfg.n_layer))
+        self.register_buffer('L0', torch.tensor(float(cfg.block_size)))  # saved: a fine-tune at a longer length keeps it
 
     def inputs(self, layer, d, m):
         """f's input: psi(d) / psi(max(L, m)) for distances d and query positions m (broadcastable)."""
-        c = F.softplus(self.c[layer]) + 0.01
-        return torch.log1p(c * d) / torch.log1p(c * torch.maximum(self.L[layer].clamp(min=1.0), m.float()))
+        c = self.c[layer].abs()  # |c x| with x >= 0
+        L = (self.L_mult[layer] * self.L0).abs()
+        return torch.log1p(c * d) / (torch.log1p(c * torch.maximum(L, m.float())) + self.eps)
 
     def bias(self, layer, d, m=None):
         m = d if m is None else m  # a table over d alone is seen from the query at distance d from token 0
@@ -640,8 +692,10 @@ def logits(q, k, pe, call, o, rows, keys):
     raw = (qb @ kb.transpose(-2, -1)).float()
     raw_at = lambda dd: raw  # q.k as if the pair were dd apart: the same for a distance-only bias or weight
     if 'rotary' in pe.kinds and (o.ceiling > 0 or topk):
-        qraw, kraw = pe.rotate(qb, -qrel), pe.rotate(kb, -krel, key=True)  # undo the rotation by position
-        raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).float()
+        # undo the rotation by position and redo it at distance dd; scale=False: a constant factor on q and k (YaRN's)
+        # was applied once by the forward and is not a rotation, so it is not undone or applied again
+        qraw, kraw = pe.rotate(qb, -qrel, scale=False), pe.rotate(kb, -krel, key=True, scale=False)
+        raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd), scale=False) @ kraw.transpose(-2, -1)).float()
         if o.ceiling > 0:
             raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
     att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))

@@ -25,18 +25,18 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
   python extrapolate.py --ckpt='out/lm/rope-s0,out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/xpos-s[0-9]*' --lengths=1,4,16 --n=64 \
     --last_k=64 --lm_infinite=True --windowed=True --out_dir=results/ppl --name=lm_infinite \
     $(reuse results/ppl/lm_infinite.json)
-  # RoPE's extensions at s = 4: without fine-tuning (every seed of rope), and after the 200-step fine-tune at
-  # 4 L_tr of configs/sweep_rope_finetune.py; one set of settings (lengths in units of the original L_tr = 256),
-  # which merge needs
+  # RoPE's extensions at s = 4: without fine-tuning (every seed of rope; dynamic NTK only here, as it is meant to be
+  # used), and after the 200-step fine-tune at 4 L_tr of configs/sweep_rope_finetune.py; one set of settings
+  # (lengths in units of the original L_tr = 256), which merge needs
   EXT="--base_len=256 --lengths=1,4,16 --n=64 --last_k=64 --out_dir=results/ppl"
-  for s in pi ntk yarn; do
+  for s in pi ntk dynamic yarn; do
     python extrapolate.py --ckpt='out/lm/rope-s[0-9]*' $EXT --rope_scaling=$s --rope_scale=4 --name=rope_$s \
       $(reuse results/ppl/rope_$s.json)
   done
   python extrapolate.py --ckpt='out/lm/rope-s[0-9]*,out/lm/rope-pift-s[0-9]*,out/lm/rope-ntkft-s[0-9]*,out/lm/rope-yarnft-s[0-9]*' \
     $EXT --name=rope_finetune $(reuse results/ppl/rope_finetune.json)
   python extrapolate.py --mode=merge --out_dir=results/ppl --name=rope_extension \
-    --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_yarn.json,results/ppl/rope_finetune.json
+    --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_dynamic.json,results/ppl/rope_yarn.json,results/ppl/rope_finetune.json
   # chapter 5: T5 at the temperatures Algorithm 1 picks (temperature.py, P_max alignment)
   python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --temperature=2:0.95,4:0.95,8:0.9 \
     --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)

@@ -65,8 +65,8 @@ DEFAULTS['vocab_size'] = None  # None means meta.json's vocab_size
 DEFAULTS['bipe_sep_ids'] = None  # None means meta.json's sep_ids, else GPTConfig's default
 LOG_FIELDS = ['iter', 'train_loss', 'val_loss', 'lr', 'time']
 # model settings a fine-tune (init_from=<checkpoint>) takes from the config; every other one is the checkpoint's
-FINETUNE_KEYS = ('block_size', 'dropout', 'window', 'rope_scaling', 'rope_scale', 'rope_original_len', 'randomized_positions',
-                 'flex')
+FINETUNE_KEYS = ('block_size', 'dropout', 'window', 'rope_scaling', 'rope_scale', 'rope_original_len', 'rope_beta_fast',
+                 'rope_beta_slow', 'rope_attn_factor', 'rope_truncate', 'randomized_positions', 'flex')
 
 
 def get_lr(it, cfg):
@@ -232,7 +232,7 @@ def build_model(cfg, ckpt_path, master):
         ckpt, src = None, read_checkpoint(cfg['init_from'])
         model_args = dict(src['model_args'], **{k: cfg[k] for k in FINETUNE_KEYS})
         if model_args['rope_scaling'] and not model_args['rope_original_len']:
-            model_args['rope_original_len'] = src['model_args']['block_size']  # YaRN's ramp counts from here
+            model_args['rope_original_len'] = src['model_args']['block_size']  # the extensions count from here
         if master:
             print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
                   + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))

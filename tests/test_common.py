@@ -75,6 +75,13 @@ def test_checkpoint_that_does_not_fit_its_settings(tmp_path):
     torch.save(ckpt, tmp_path / 'deeper.pt')
     with pytest.raises(ConfigError, match=r'deeper\.pt does not fit its model settings'):
         common.load_checkpoint(str(tmp_path / 'deeper.pt'))
+    # a FIRE checkpoint from before its threshold became a multiplier (issue 27): retrain; one line names both keys
+    fire = dict(ARGS, pe='fire')
+    state = {k: v for k, v in GPT(GPTConfig(**fire)).state_dict().items() if k not in ('pe.L_mult', 'pe.L0')}
+    torch.save(dict(ckpt, model=dict(state, **{'pe.L': torch.full((1,), 16.0)}), model_args=fire), tmp_path / 'fire.pt')
+    with pytest.raises(ConfigError, match=r'fire\.pt does not fit its model settings: Missing key\(s\) in state_dict: '
+                                          r'"pe\.L_mult", "pe\.L0"\. Unexpected key\(s\) in state_dict: "pe\.L"\.$'):
+        common.load_checkpoint(str(tmp_path / 'fire.pt'))
     ckpt['model_args'] = dict(ARGS, future_option=1)
     torch.save(ckpt, tmp_path / 'newer.pt')
     with pytest.raises(ConfigError, match=r"does not know: \['future_option'\]"):

@@ -45,10 +45,22 @@ def test_fox_gates_depend_on_the_content():
     assert not torch.allclose(pot, fox.pe.potential(0, x.flip(1)))
 
 
-@pytest.mark.parametrize('mode', ['pi', 'ntk', 'yarn'])
+@pytest.mark.parametrize('mode', ['pi', 'ntk', 'yarn', 'llama3'])
 def test_rope_extensions_at_scale_one_are_rope(mode):
     idx = torch.randint(0, 64, (1, 50))
     assert torch.equal(logits(tiny('rope', rope_scaling=mode, rope_scale=1.0), idx), logits(tiny('rope'), idx))
+
+
+@pytest.mark.parametrize('kw, message', [
+    (dict(rope_scaling='yarn', rope_beta_fast=2.0, rope_beta_slow=4.0), r"rope_beta_fast=2.0, rope_beta_slow=4.0"),
+    (dict(rope_scaling='llama3', rope_beta_slow=5.0), r"rope_beta_slow=5.0"),  # above llama3's default 4 for beta_fast
+    (dict(rope_scaling='yarn', rope_attn_factor=-1.0), r"rope_attn_factor=-1.0"),
+    (dict(rope_scaling='dynamic', pe='bipe_rope'), r"rope_scaling='dynamic' .* pe='bipe_rope'"),
+    (dict(rope_scaling='ntk-by-parts'), r"rope_scaling='ntk-by-parts'.*'dynamic', 'yarn', 'llama3'"),
+])
+def test_rope_extension_settings_are_checked(kw, message):
+    with pytest.raises(ValueError, match=message):
+        GPTConfig(**dict(dict(pe='rope'), **kw))
 
 
 def test_position_interpolation_rotates_by_m_over_s():
@@ -67,24 +79,67 @@ def test_ntk_raises_the_base_so_the_slowest_pair_is_interpolated_exactly():
     assert torch.allclose(ntk.inv_freq[0], rope.inv_freq[0])          # the highest: untouched
 
 
-def test_yarn_ramp_keeps_fast_pairs_interpolates_slow_ones_and_sharpens():
-    s, L = 8.0, 256
-    cfg = dict(n_head=1, n_embd=64, block_size=L, rope_base=10000.0)
-    yarn, rope = tiny('rope', rope_scaling='yarn', rope_scale=s, **cfg).pe, tiny('rope', **cfg).pe
-    r = L * rope.inv_freq / (2 * math.pi)  # turns over the training length
-    fast, slow = r > 32, r < 1
-    assert fast.any() and slow.any() and (~fast & ~slow).any()
-    assert torch.equal(yarn.inv_freq[fast], rope.inv_freq[fast])
-    assert torch.allclose(yarn.inv_freq[slow], rope.inv_freq[slow] / s)
-    mid = ~fast & ~slow
-    g = (r[mid] - 1) / 31
-    assert torch.allclose(yarn.inv_freq[mid], (1 - g) * rope.inv_freq[mid] / s + g * rope.inv_freq[mid])
+def test_yarn_ramp_is_linear_in_the_pair_index_between_32_and_1_turns():
+    """YaRN as its authors' code (jquesnelle/yarn) has it: pair j's extrapolation weight is 1 up to floor(j_32) and
+    0 from ceil(j_1), linear in j between, j_beta = D ln(L / (2 pi beta)) / (2 ln base) the (fractional) pair that
+    turns beta times over L; q and k each times 0.1 ln s + 1."""
+    s, L, D = 8.0, 1024, 64
+    cfg = dict(n_head=1, n_embd=D, block_size=L, rope_base=10000.0)
+    yarn = tiny('rope', rope_scaling='yarn', rope_scale=s, **cfg).pe
+    inv = [10000.0 ** (-2 * j / D) for j in range(D // 2)]
+    lo = math.floor(D * math.log(L / (2 * math.pi * 32)) / (2 * math.log(10000.0)))
+    hi = math.ceil(D * math.log(L / (2 * math.pi * 1)) / (2 * math.log(10000.0)))
+    assert (lo, hi) == (5, 18)  # by hand: j_32 = 5.66, j_1 = 17.70
+    for j in range(D // 2):
+        keep = 1 - min(max((j - lo) / (hi - lo), 0), 1)
+        assert yarn.inv_freq[j].item() == pytest.approx(keep * inv[j] + (1 - keep) * inv[j] / s, rel=1e-6), j
     # q.k of the same pair grows by (0.1 ln s + 1)^2: YaRN's logit temperature
-    q, k = torch.randn(1, 1, 1, 64), torch.randn(1, 1, 1, 64)
+    q, k = torch.randn(1, 1, 1, D), torch.randn(1, 1, 1, D)
     zero = torch.zeros(1, 1)
     assert torch.allclose((yarn.rotate(q, zero) * yarn.rotate(k, zero)).sum(),
                           (q * k).sum() * (0.1 * math.log(s) + 1) ** 2, atol=1e-5)
-    assert yarn.inv_freq.shape == rope.inv_freq.shape
+
+
+@pytest.mark.parametrize('impl', ['plain', 'auto'])
+def test_yarn_under_the_distance_ceiling_scales_q_and_k_once(impl):
+    """LM-Infinite's ceiling scores a far key as if it were c away; YaRN's factor on q and k must still enter q.k
+    once each: logit(m, n) = (0.1 ln s + 1)^2 (R_m q).(R_n' k) / sqrt(D), n' = m - min(m - n, c), q and k rotated
+    here by hand (pair i of the two halves turned by position * inv_freq[i])."""
+    s, c, T, D = 4.0, 5, 24, 8
+    model = tiny('rope', n_layer=1, rope_scaling='yarn', rope_scale=s)
+    idx = torch.randint(0, 64, (1, T))
+    seen = {}
+    with torch.no_grad():
+        model.transformer.h[0].attn.c_attn.weight.mul_(10)  # logits of order 1: attention far from uniform
+        with model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), ceiling=c, impl=impl):
+            model(idx, targets=idx)
+        attn = model.transformer.h[0].attn
+        q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, T, 3, 4, D).permute(2, 0, 3, 1, 4)
+    inv = model.pe.inv_freq
+
+    def turn(x, p):  # x [..., D] rotated to the positions p (broadcast against x's leading dimensions)
+        ang = p[..., None].float() * inv
+        x1, x2 = x[..., :D // 2], x[..., D // 2:]
+        return torch.cat([x1 * ang.cos() - x2 * ang.sin(), x1 * ang.sin() + x2 * ang.cos()], -1)
+    m, n = torch.arange(T)[:, None], torch.arange(T)[None]
+    near = m - (m - n).clamp(max=c)
+    want = (0.1 * math.log(s) + 1) ** 2 * (turn(q[..., :, None, :], m.expand(T, T)) *
+                                           turn(k[..., None, :, :], near)).sum(-1) / math.sqrt(D)
+    want = want.masked_fill(n > m, float('-inf')).softmax(-1)
+    assert torch.allclose(seen['p'], want, atol=1e-5), (seen['p'] - want).abs().max()
+
+
+@pytest.mark.parametrize('opts', [dict(ceiling=5), dict(local=16, n_starting=2, ceiling=16),
+                                  dict(local=4, n_starting=1, ceiling=8, topk=3, topk_from_layer=1)])
+def test_yarn_with_lm_infinite_fast_equals_reference(opts):
+    model = tiny('rope', rope_scaling='yarn', rope_scale=4.0)
+    idx = torch.randint(0, 64, (2, 60))
+    out = {}
+    with torch.no_grad():
+        for impl in ('plain', 'auto'):
+            with model.attention(impl=impl, tile=16, **opts):
+                out[impl] = model(idx, targets=idx)[0]
+    assert torch.allclose(out['auto'], out['plain'], atol=1e-4), (out['auto'] - out['plain']).abs().max()
 
 
 def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
@@ -130,6 +185,50 @@ def test_fire_input_stays_in_unit_interval_at_every_length():
     d = torch.arange(5.0)
     assert torch.allclose(pe.bias(0, d, torch.tensor(8.0)), pe.bias(0, d, torch.tensor(12.0)))
     assert not torch.allclose(pe.bias(0, d, torch.tensor(20.0)), pe.bias(0, d, torch.tensor(400.0)))
+
+
+def test_fire_bias_in_the_attention_logits_is_the_formula():
+    """b(m, n) = f(psi(m - n) / (psi(max(L, m)) + eps)), psi(x) = log(|c x| + 1), L = |a| L0, f = W2 relu(W1 x + b1)
+    + b2 (Li et al. 2023, eq. 10 and the paper's code), by hand in float64 from the module's parameters, against
+    the reference attention logits of zero q and k, whose only term is the bias. L = 5.5 lies among the 12 query
+    positions, so both sides of max(L, m) are exercised."""
+    from model import AttnCall, AttnOptions, logits as attn_logits
+    model = tiny('fire', n_head=4, n_embd=32)
+    pe = model.pe
+    with torch.no_grad():
+        pe.c[1] = -0.3  # |c x|: the sign of c does not matter either
+        pe.L_mult[1] = -5.5 / 16  # |a| L0: the sign of a does not matter
+        for p in pe.f[1].parameters():
+            p.normal_(0, 1)
+    T, H = 12, 4
+    pos = torch.arange(T)
+    call = AttnCall(1, pos, pos[None], pos, pos[None])
+    with torch.no_grad():
+        got = attn_logits(torch.zeros(1, H, T, 8), torch.zeros(1, H, T, 8), pe, call, AttnOptions(), pos, pos)[0]
+    c = 0.3
+    w1, b1, w2, b2 = (p.detach().double() for p in (pe.f[1][0].weight[:, 0], pe.f[1][0].bias, pe.f[1][2].weight,
+                                                   pe.f[1][2].bias))
+    for m in range(T):
+        for n in range(T):
+            if n > m:
+                assert (got[:, m, n] == float('-inf')).all()
+                continue
+            x = math.log(c * (m - n) + 1) / (math.log(c * max(5.5, m) + 1) + 1e-6)
+            want = w2 @ torch.relu(w1 * x + b1) + b2
+            assert torch.allclose(got[:, m, n].double(), want, atol=1e-5), (m, n)
+
+
+def test_fire_threshold_moves_like_the_papers_multiplier_under_adam():
+    """L = |a| L0 with a learned: Adam's first step moves a by lr, so L by lr * L0 (block_size), as in the paper's
+    code; the old parametrisation (L itself learned) moved it by lr."""
+    model = tiny('fire', block_size=64)
+    opt = torch.optim.Adam(model.pe.parameters(), lr=1e-3, eps=1e-12)  # the untrained MLP's gradients are ~1e-8
+    idx = torch.randint(0, 64, (2, 20))  # every query below L = 64: the threshold sets every normaliser
+    model(idx, targets=idx)[1].backward()
+    before = (model.pe.L_mult * model.pe.L0).abs().detach().clone()
+    opt.step()
+    moved = ((model.pe.L_mult * model.pe.L0).abs().detach() - before).abs()
+    assert torch.allclose(moved, torch.full_like(moved, 1e-3 * 64), rtol=1e-3)
 
 
 def test_randomized_positions_are_sorted_distinct_and_below_l_max():
