@@ -18,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fastattn
+import rope_scaling
 from fastattn import allowed_keys, distance_table, keys_seen
 
 
@@ -73,10 +74,10 @@ class GPTConfig:
             raise ValueError(f"unknown regular_impl={self.regular_impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
         if self.pe == 'regular' and self.chunk_size < 2:
             raise ValueError(f"RegularGPT needs chunk_size >= 2, got chunk_size={self.chunk_size}")
-        if self.rope_scaling not in ROPE_SCALINGS or self.rope_scale < 1.0:
+        if self.rope_scaling not in rope_scaling.SCALINGS or self.rope_scale < 1.0:
             raise ValueError(f"rope_scaling={self.rope_scaling!r}, rope_scale={self.rope_scale}: allowed "
-                             f"{', '.join(map(repr, ROPE_SCALINGS))} with rope_scale >= 1")
-        fast, slow = rope_band(self)
+                             f"{', '.join(map(repr, rope_scaling.SCALINGS))} with rope_scale >= 1")
+        fast, slow = rope_scaling.band(self)
         if (min(self.rope_beta_fast, self.rope_beta_slow, self.rope_attn_factor, self.rope_original_len) < 0
                 or (fast <= slow and self.rope_scaling in ('yarn', 'llama3'))):
             raise ValueError(f"rope_beta_fast={self.rope_beta_fast}, rope_beta_slow={self.rope_beta_slow}, rope_attn_factor="
@@ -196,51 +197,9 @@ class Sinusoidal(PositionalEncoding):
         return sinusoid(pos.abs, self.cfg.n_embd)
 
 
-ROPE_SCALINGS = ('', 'pi', 'ntk', 'dynamic', 'yarn', 'llama3')
-
-
-def rope_band(cfg):
-    """(beta_fast, beta_slow): the turns over the original length above which a pair keeps its frequency and below
-    which it is interpolated, for yarn (Peng et al.: 32, 1) and llama3 (its high/low_freq_factor: 4, 1)."""
-    fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(cfg.rope_scaling, (0.0, 0.0))
-    return cfg.rope_beta_fast or fast, cfg.rope_beta_slow or slow
-
-
-def rope_frequencies(cfg, dim, length=0):
-    """RoPE's inverse frequencies [dim/2] and the factor on q and k under cfg.rope_scaling, computed as transformers'
-    ROPE_INIT_FUNCTIONS compute them, so that a converted model rotates as it was trained. L: the original length;
-    length: the input's length (its last position + 1), which only 'dynamic' uses."""
-    s, base, L = cfg.rope_scale, cfg.rope_base, cfg.rope_original_len or cfg.block_size
-    if cfg.rope_scaling == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
-        base = base * s ** (dim / (dim - 2))
-    elif cfg.rope_scaling == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
-        base = base * (s * max(length, L) / L - (s - 1)) ** (dim / (dim - 2))
-    pos_freq = base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)  # base^(2i/D) (Su et al. sec. 3.2)
-    inv, (fast, slow) = 1.0 / pos_freq, rope_band(cfg)
-    if cfg.rope_scaling == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
-        return inv / s, 1.0
-    if cfg.rope_scaling == 'yarn':
-        # YaRN as its authors' code has it (Peng et al. 2023, eq. 17-20 with a ramp linear in the pair index between
-        # the pairs that turn beta_fast and beta_slow times over L); q and k each times 0.1 ln s + 1
-        at = lambda turns: dim * math.log(L / (turns * 2 * math.pi)) / (2 * math.log(base))
-        lo, hi = (math.floor(at(fast)), math.ceil(at(slow))) if cfg.rope_truncate else (at(fast), at(slow))
-        lo, hi = max(lo, 0), min(hi, dim - 1)
-        ramp = ((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)
-        keep = 1 - ramp
-        factor = cfg.rope_attn_factor or (0.1 * math.log(s) + 1.0 if s > 1 else 1.0)
-        return 1.0 / (s * pos_freq) * (1 - keep) + inv * keep, factor
-    if cfg.rope_scaling == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
-        wavelen = 2 * math.pi / inv
-        r = (L / wavelen - slow) / (fast - slow)
-        inv = torch.where(wavelen > L / slow, inv / s, inv)
-        mid = (wavelen >= L / fast) & (wavelen <= L / slow)
-        return torch.where(mid, (1 - r) * inv / s + r * inv, inv), 1.0
-    return inv, 1.0
-
-
 class RoPE(PositionalEncoding):
     """Rotary embedding (Su et al.): q.k then depends on positions only through m - n. rope_scaling stretches it
-    to s = rope_scale times the training length (rope_frequencies): 'pi' rotates by m / s (Chen et al. 2023), 'ntk'
+    to s = rope_scale times the training length (rope_scaling.py): 'pi' rotates by m / s (Chen et al. 2023), 'ntk'
     raises the base to base * s^(D/(D-2)), 'dynamic' raises it with the input's length, 'yarn' and 'llama3'
     interpolate only the pairs of long wavelength (yarn also sharpens the logits, Peng et al.)."""
     kinds = ('rotary',)
@@ -250,7 +209,7 @@ class RoPE(PositionalEncoding):
         self.dim = cfg.n_embd // cfg.n_head
         if self.dim % 2:
             raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
-        inv, self.mscale = rope_frequencies(cfg, self.dim)
+        inv, self.mscale = rope_scaling.frequencies(cfg, self.dim)
         self.register_buffer('inv_freq', inv, persistent=False)
 
     def positions(self, idx, start, state, cached=False):
@@ -258,7 +217,7 @@ class RoPE(PositionalEncoding):
         if self.cfg.rope_scaling == 'dynamic':
             # the base follows this input's last position, as transformers' does; decoding with a KV cache, each new
             # token gets the base of its own length and the cached keys keep the rotation they were stored with
-            self.inv_freq = rope_frequencies(self.cfg, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
+            self.inv_freq = rope_scaling.frequencies(self.cfg, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
         return pos, state
 
     def rotate(self, x, rel, key=False, scale=True):

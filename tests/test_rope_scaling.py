@@ -4,7 +4,8 @@ import pytest
 import torch
 
 import helpers
-from model import GPT, GPTConfig, KVCache, rope_frequencies
+from model import GPT, GPTConfig, KVCache
+from rope_scaling import frequencies as rope_frequencies
 
 transformers = pytest.importorskip('transformers')
 from transformers import LlamaConfig  # noqa: E402

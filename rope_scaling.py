@@ -1,0 +1,50 @@
+"""
+RoPE's context-extension methods, GPTConfig.rope_scaling with factor s = rope_scale: each changes the inverse
+frequencies of the rotation (and YaRN the size of q and k). The frequencies are computed as transformers'
+ROPE_INIT_FUNCTIONS compute them, bit for bit (tests/test_rope_scaling.py), so that a converted pretrained model
+rotates exactly as it was trained, and the same recipes apply to our own models.
+"""
+import math
+
+import torch
+
+SCALINGS = ('', 'pi', 'ntk', 'dynamic', 'yarn', 'llama3')
+
+
+def band(cfg):
+    """(beta_fast, beta_slow): the turns over the original length above which a pair keeps its frequency and below
+    which it is interpolated, for yarn (Peng et al.: 32, 1) and llama3 (its high/low_freq_factor: 4, 1)."""
+    fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(cfg.rope_scaling, (0.0, 0.0))
+    return cfg.rope_beta_fast or fast, cfg.rope_beta_slow or slow
+
+
+def frequencies(cfg, dim, length=0):
+    """RoPE's inverse frequencies [dim/2] and the factor on q and k under cfg.rope_scaling, computed as transformers'
+    ROPE_INIT_FUNCTIONS compute them, so that a converted model rotates as it was trained. L: the original length;
+    length: the input's length (its last position + 1), which only 'dynamic' uses."""
+    s, base, L = cfg.rope_scale, cfg.rope_base, cfg.rope_original_len or cfg.block_size
+    if cfg.rope_scaling == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
+        base = base * s ** (dim / (dim - 2))
+    elif cfg.rope_scaling == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
+        base = base * (s * max(length, L) / L - (s - 1)) ** (dim / (dim - 2))
+    pos_freq = base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)  # base^(2i/D) (Su et al. sec. 3.2)
+    inv, (fast, slow) = 1.0 / pos_freq, band(cfg)
+    if cfg.rope_scaling == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
+        return inv / s, 1.0
+    if cfg.rope_scaling == 'yarn':
+        # YaRN as its authors' code has it (Peng et al. 2023, eq. 17-20 with a ramp linear in the pair index between
+        # the pairs that turn beta_fast and beta_slow times over L); q and k each times 0.1 ln s + 1
+        at = lambda turns: dim * math.log(L / (turns * 2 * math.pi)) / (2 * math.log(base))
+        lo, hi = (math.floor(at(fast)), math.ceil(at(slow))) if cfg.rope_truncate else (at(fast), at(slow))
+        lo, hi = max(lo, 0), min(hi, dim - 1)
+        ramp = ((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)
+        keep = 1 - ramp
+        factor = cfg.rope_attn_factor or (0.1 * math.log(s) + 1.0 if s > 1 else 1.0)
+        return 1.0 / (s * pos_freq) * (1 - keep) + inv * keep, factor
+    if cfg.rope_scaling == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
+        wavelen = 2 * math.pi / inv
+        r = (L / wavelen - slow) / (fast - slow)
+        inv = torch.where(wavelen > L / slow, inv / s, inv)
+        mid = (wavelen >= L / fast) & (wavelen <= L / slow)
+        return torch.where(mid, (1 - r) * inv / s + r * inv, inv), 1.0
+    return inv, 1.0
