@@ -51,6 +51,21 @@ class GPTConfig:
     thickness: int = 1          # K
     regular_impl: str = 'plain' # 'plain' | 'gather' | 'reduce'
     flex: bool = True           # on CUDA, biased attention through FlexAttention (fastattn's flex route)
+    # architecture options of pretrained models (pretrained.py); the defaults are GPT-2's / nanoGPT's
+    n_kv_head: int = 0          # grouped-query attention: heads of keys and values (0: n_head)
+    head_dim: int = 0           # per-head width (0: n_embd // n_head)
+    norm: str = 'layernorm'     # 'layernorm' | 'rmsnorm'
+    norm_eps: float = 1e-5
+    mlp: str = 'gelu'           # 'gelu' | 'gelu_tanh' | 'swiglu' (SiLU-gated)
+    mlp_hidden: int = 0         # MLP width (0: 4 * n_embd)
+    qkv_bias: bool = False      # biases on q, k and v even without `bias` (Qwen2)
+    tie_head: bool = True       # the output head shares the token embedding
+    parallel_residual: bool = False  # x + attn(ln_1(x)) + mlp(ln_2(x)) (GPT-NeoX)
+    rotary_dim: int = 0         # RoPE turns the first rotary_dim dims of each head (0: all; GPT-NeoX's rotary_pct)
+
+    @property
+    def head_size(self):
+        return self.head_dim or self.n_embd // self.n_head
 
     def __post_init__(self):
         """Refuse a setting that cannot build a model, with one line naming the value and what is allowed."""
@@ -59,8 +74,15 @@ class GPTConfig:
         for name in ('vocab_size', 'block_size', 'n_layer', 'n_head', 'n_embd', 'sandwich_dbar', 'chunk_size', 'thickness'):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be a positive integer")
-        if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if self.n_embd % self.n_head and not self.head_dim:
+            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head} (or set head_dim)")
+        if self.n_kv_head < 0 or self.n_head % (self.n_kv_head or self.n_head):
+            raise ValueError(f"n_kv_head={self.n_kv_head} must divide n_head={self.n_head} (0: n_head)")
+        for name, allowed in (('norm', ('layernorm', 'rmsnorm')), ('mlp', ('gelu', 'gelu_tanh', 'swiglu'))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"unknown {name}={getattr(self, name)!r}; choose one of: {', '.join(allowed)}")
+        if self.rotary_dim % 2 or not 0 <= self.rotary_dim <= self.head_size:
+            raise ValueError(f"rotary_dim={self.rotary_dim} must be even and in [0, head size {self.head_size}]")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout} must lie in [0, 1)")
         if self.window < 0:
@@ -194,7 +216,7 @@ class RoPE(PositionalEncoding):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        hd = cfg.n_embd // cfg.n_head
+        hd = cfg.head_size
         if hd % 2:
             raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={hd} must be even")
         s, base, i = cfg.rope_scale, cfg.rope_base, torch.arange(0, hd, 2).float()
@@ -228,7 +250,7 @@ class XPos(RoPE):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        hd = cfg.n_embd // cfg.n_head
+        hd = cfg.head_size
         self.register_buffer('zeta', (torch.arange(0, hd, 2).float() / hd + 0.4) / 1.4, persistent=False)
 
     def rotate(self, x, rel, key=False):
@@ -276,7 +298,7 @@ class T5Bias(PositionalEncoding):
         super().__init__(cfg)
         std = math.sqrt(2.0 / (self.n_buckets + cfg.n_head))  # xavier_normal_ of NeoX's [32, H] weight
         self.table = nn.Parameter(torch.randn(cfg.n_head, self.n_buckets) * std)
-        self.scale = math.sqrt(cfg.n_embd // cfg.n_head)
+        self.scale = math.sqrt(cfg.head_size)
 
     @classmethod
     def bucket(cls, d):
@@ -504,7 +526,7 @@ class CoPE(PositionalEncoding):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.n_embd // cfg.n_head, cfg.cope_max_pos))
+        self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.head_size, cfg.cope_max_pos))
 
     def content(self, layer, q, logits):
         g = torch.sigmoid(logits)                                                  # masked keys (-inf) count 0
@@ -672,17 +694,18 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, cfg, opts):
         super().__init__()
-        self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
-        self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.n_head, self.n_kv, self.hd = cfg.n_head, cfg.n_kv_head or cfg.n_head, cfg.head_size
+        self.c_attn = nn.Linear(cfg.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=cfg.bias or cfg.qkv_bias)
+        self.c_proj = nn.Linear(self.n_head * self.hd, cfg.n_embd, bias=cfg.bias)
         self.resid_dropout = nn.Dropout(cfg.dropout)
-        self.n_head, self.dropout, self.window, self.flex = cfg.n_head, cfg.dropout, cfg.window, cfg.flex
+        self.dropout, self.window, self.flex = cfg.dropout, cfg.window, cfg.flex
         self.opts = opts
         # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
         self.ssmax = nn.Parameter(torch.full((cfg.n_head,), 1 / math.log(max(cfg.block_size, 2)))) if cfg.ssmax else None
 
     def forward(self, x, pe, layer, pos, cache=None):
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        q, k, v = self.c_attn(x).view(B, T, -1, self.hd).transpose(1, 2).split([self.n_head, self.n_kv, self.n_kv], 1)
         q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True)
         call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [],
                         flex=self.flex)
@@ -697,37 +720,55 @@ class CausalSelfAttention(nn.Module):
             call.ki, call.krel = cache.idx, cache.rel
             if cache.local > 0:
                 call.windows.append((cache.n_starting, cache.local))
+        if self.n_kv < self.n_head:  # grouped-query attention: query head h reads key/value head h // (H / n_kv)
+            k, v = (t.repeat_interleave(self.n_head // self.n_kv, dim=1) for t in (k, v))
         if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
             q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0
         y = attention_reference(q, k, v, pe, call, o, drop) if o.impl == 'plain' else \
             fastattn.attend(q, k, v, pe, call, o, drop, logits)
-        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
+        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, -1)))
 
 
 class MLP(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
-        self.c_fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
-        self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        hidden, self.kind = cfg.mlp_hidden or 4 * cfg.n_embd, cfg.mlp
+        self.c_fc = nn.Linear(cfg.n_embd, 2 * hidden if cfg.mlp == 'swiglu' else hidden, bias=cfg.bias)  # swiglu: gate, up
+        self.c_proj = nn.Linear(hidden, cfg.n_embd, bias=cfg.bias)
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))
+        h = self.c_fc(x)
+        if self.kind == 'swiglu':
+            gate, up = h.chunk(2, dim=-1)
+            h = F.silu(gate) * up
+        else:
+            h = F.gelu(h, approximate='tanh' if self.kind == 'gelu_tanh' else 'none')
+        return self.dropout(self.c_proj(h))
+
+
+def norm(cfg):
+    return nn.RMSNorm(cfg.n_embd, eps=cfg.norm_eps) if cfg.norm == 'rmsnorm' else \
+        nn.LayerNorm(cfg.n_embd, eps=cfg.norm_eps, bias=cfg.bias)
 
 
 class Block(nn.Module):
 
     def __init__(self, cfg, opts):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.ln_1 = norm(cfg)  # the order of the modules is the order of their random initialisation: keep it
         self.attn = CausalSelfAttention(cfg, opts)
-        self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.ln_2 = norm(cfg)
         self.mlp = MLP(cfg)
+        self.parallel = cfg.parallel_residual
 
     def forward(self, x, pe, layer, pos, cache=None):
-        x = x + self.attn(self.ln_1(x), pe, layer, pos, cache)
+        a = self.attn(self.ln_1(x), pe, layer, pos, cache)
+        if self.parallel:  # GPT-NeoX: both branches read the block's input
+            return x + a + self.mlp(self.ln_2(x))
+        x = x + a
         return x + self.mlp(self.ln_2(x))
 
 
@@ -742,10 +783,11 @@ class GPT(nn.Module):
             wte=nn.Embedding(config.vocab_size, config.n_embd),
             drop=nn.Dropout(config.dropout),
             h=nn.ModuleList([Block(config, self.attn_opts) for _ in range(config.n_layer)]),
-            ln_f=nn.LayerNorm(config.n_embd, bias=config.bias),
+            ln_f=norm(config),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.transformer.wte.weight = self.lm_head.weight  # weight tying
+        if config.tie_head:
+            self.transformer.wte.weight = self.lm_head.weight
         self.apply(self._init_weights)
         for pn, p in self.named_parameters():
             if pn.endswith('c_proj.weight'):  # GPT-2: scale residual projections by depth
@@ -823,7 +865,7 @@ class GPT(nn.Module):
     def estimate_mfu(self, fwdbwd_per_iter, dt, peak_flops=312e12):
         """Model flops utilisation against `peak_flops` (default: A100 bf16), PaLM appendix B counting."""
         cfg = self.config
-        L, H, Q, T = cfg.n_layer, cfg.n_head, cfg.n_embd // cfg.n_head, cfg.block_size
+        L, H, Q, T = cfg.n_layer, cfg.n_head, cfg.head_size, cfg.block_size
         flops_per_token = 6 * self.get_num_params() + 12 * L * H * Q * T
         return flops_per_token * T * fwdbwd_per_iter / dt / peak_flops
 
