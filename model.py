@@ -216,7 +216,7 @@ class RoPE(PositionalEncoding):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        hd = cfg.head_size
+        hd = cfg.rotary_dim or cfg.head_size  # frequencies over the rotated dims only (GPT-NeoX's rotary_pct)
         if hd % 2:
             raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={hd} must be even")
         s, base, i = cfg.rope_scale, cfg.rope_base, torch.arange(0, hd, 2).float()
@@ -238,8 +238,9 @@ class RoPE(PositionalEncoding):
     def rotate(self, x, rel, key=False):
         ang = rel[:, None, :, None].float() * self.inv_freq        # [b,1,T,D/2]
         cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-        x1, x2 = x.chunk(2, dim=-1)
-        x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+        r = 2 * cos.size(-1)  # rotary_dim: the dims past it pass through unrotated
+        x1, x2 = x[..., :r].chunk(2, dim=-1)
+        x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos, x[..., r:]], dim=-1)
         return x * self.mscale if self.mscale != 1.0 else x
 
 
