@@ -802,6 +802,18 @@ class GPT(nn.Module):
         elif isinstance(module, nn.Embedding):
             torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
 
+    @classmethod
+    def from_pretrained(cls, path, **overrides):
+        """A Llama / Mistral / Qwen2 / SmolLM / GPT-NeoX / GPT-2 checkpoint (a Hugging Face folder, a .gguf file or a
+        hub name; pretrained.py maps it) as our GPT in eval mode; overrides set GPTConfig fields (rope_scaling=...).
+        model.pretrained_info holds its family, training length L_tr, bos/eos ids and source."""
+        import pretrained  # only here: the model definition needs none of the checkpoint readers
+        args, state, info = pretrained.load(path, GPTConfig.__dataclass_fields__, **overrides)
+        model = cls(GPTConfig(**args))
+        model.load_state_dict(state)
+        model.pretrained_info = info
+        return model.eval()
+
     def get_num_params(self):
         return sum(p.numel() for p in self.parameters())
 
