@@ -804,9 +804,8 @@ class GPT(nn.Module):
 
     @classmethod
     def from_pretrained(cls, path, **overrides):
-        """A Llama / Mistral / Qwen2 / SmolLM / GPT-NeoX / GPT-2 checkpoint (a Hugging Face folder, a .gguf file or a
-        hub name; pretrained.py maps it) as our GPT in eval mode; overrides set GPTConfig fields (rope_scaling=...).
-        model.pretrained_info holds its family, training length L_tr, bos/eos ids and source."""
+        """A Llama / Mistral / Qwen2 / SmolLM / GPT-NeoX / GPT-2 checkpoint (folder, .gguf file or hub name; pretrained.py)
+        as our GPT in eval mode; overrides set GPTConfig fields. pretrained_info: family, L_tr, bos/eos ids, source."""
         import pretrained  # only here: the model definition needs none of the checkpoint readers
         args, state, info = pretrained.load(path, GPTConfig.__dataclass_fields__, **overrides)
         model = cls(GPTConfig(**args))

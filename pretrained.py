@@ -38,7 +38,8 @@ REFUSED_KEYS = {'attn_logit_softcapping': 'attention logit soft-capping', 'final
 # rope_scaling / rope_parameters type -> GPTConfig.rope_scaling
 ROPE_TYPES = {'linear': 'pi', 'dynamic': 'dynamic', 'yarn': 'yarn', 'llama3': 'llama3'}
 ACTIVATIONS = {'gelu': 'gelu', 'gelu_new': 'gelu_tanh', 'gelu_pytorch_tanh': 'gelu_tanh'}
-BUFFERS = re.compile(r'.*(rotary_emb\.inv_freq|attn\.bias|attn\.masked_bias|attention\.bias|attention\.masked_bias)$')
+# non-persistent buffers that older checkpoints saved: causal masks and RoPE frequencies
+BUFFERS = re.compile(r'(.*\.)?(attn\.bias|attn\.masked_bias|attention\.bias|attention\.masked_bias|rotary_emb\.inv_freq)')
 HUB_FILES = ['*.json', 'model*.safetensors']  # config, index and tokenizer files; not consolidated.* duplicates
 
 
@@ -63,7 +64,7 @@ def load(path, fields=None, **overrides):
                               f"{sorted(set(args) - set(fields))} that this model.py lacks")
     tensors = tensors if tensors is not None else read_safetensors(folder)
     state = {'gpt_neox': from_neox, 'gpt2': from_gpt2}.get(info['family'], from_llama)(tensors, args)
-    left = [k for k in tensors if not BUFFERS.match(k)]
+    left = [k for k in tensors if not BUFFERS.fullmatch(k)]
     if left:
         refuse(f"{len(left)} tensor(s) our GPT has no place for ({', '.join(left[:3])})")
     return {**args, **overrides}, state, {**info, 'source': str(path)}
@@ -309,47 +310,47 @@ def gguf_meta(reader):
 
 def read_gguf(path):
     """(config.json-like dict, tensors in transformers' Llama names) of a GGUF file of llama.cpp's 'llama'
-    architecture (Llama, Mistral, SmolLM files)."""
+    architecture (Llama, Mistral, SmolLM files); what we cannot express is refused before anything is dequantised."""
     from gguf import GGUFReader
     from gguf.quants import dequantize
     if not os.path.isfile(path):
         raise ConfigError(f"no GGUF file {path}")
     reader = GGUFReader(path)
-    meta = gguf_meta(reader)
-    arch = meta.get('general.architecture')
-    if arch != 'llama':
-        refuse(f"GGUF architecture {arch!r}", "supported GGUF architecture: 'llama' (Llama, Mistral, SmolLM); "
-               "other families from their Hugging Face folder")
-    g = lambda key, default=None: meta.get(f'llama.{key}', default)
+    cfg = gguf_config(gguf_meta(reader), {x.name: [int(n) for n in reversed(x.shape)] for x in reader.tensors})
     tensors = {}
     for x in reader.tensors:
-        w = torch.from_numpy(dequantize(x.data, x.tensor_type).reshape([int(n) for n in reversed(x.shape)]).copy())
-        tensors[gguf_name(x.name)] = w.float()
-    if 'rope_freqs.weight' in tensors:
-        refuse('a GGUF with rope_freqs (Llama 3.1 scaling as factors)', 'supported: pass its Hugging Face folder')
-    H, Hkv = g('attention.head_count'), g('attention.head_count_kv') or g('attention.head_count')
-    cfg = dict(model_type='llama', vocab_size=tensors['model.embed_tokens.weight'].shape[0], hidden_size=g('embedding_length'),
-               num_hidden_layers=g('block_count'), num_attention_heads=H, num_key_value_heads=Hkv,
-               intermediate_size=g('feed_forward_length'), rms_norm_eps=g('attention.layer_norm_rms_epsilon'),
-               max_position_embeddings=g('context_length'), rope_theta=g('rope.freq_base', 10000.0),
-               head_dim=g('attention.key_length') or g('embedding_length') // H,
-               tie_word_embeddings='lm_head.weight' not in tensors,
-               bos_token_id=meta.get('tokenizer.ggml.bos_token_id'), eos_token_id=meta.get('tokenizer.ggml.eos_token_id'))
-    if g('rope.dimension_count', cfg['head_dim']) != cfg['head_dim']:
-        refuse(f"a GGUF rotating {g('rope.dimension_count')} of {cfg['head_dim']} head dims", 'supported: all')
-    scaling = g('rope.scaling.type', 'none')
-    if scaling in ('linear', 'yarn'):
-        cfg['rope_scaling'] = dict(rope_type=scaling, factor=g('rope.scaling.factor'),
-                                   original_max_position_embeddings=g('rope.scaling.original_context_length'))
-    elif scaling != 'none':
-        refuse(f"GGUF rope scaling {scaling!r}", "supported: 'linear', 'yarn'")
+        w = dequantize(x.data, x.tensor_type).reshape([int(n) for n in reversed(x.shape)])
+        tensors[gguf_name(x.name)] = torch.from_numpy(w.copy()).float()
     for i in range(cfg['num_hidden_layers']):  # llama.cpp's converter interleaves the rotary pairs: undo it
-        for x, heads in (('q', H), ('k', Hkv)):
+        for x, heads in (('q', cfg['num_attention_heads']), ('k', cfg['num_key_value_heads'])):
             for kind in ('weight', 'bias'):
                 name = f'model.layers.{i}.self_attn.{x}_proj.{kind}'
                 if name in tensors:
                     tensors[name] = unpermute(tensors[name], heads)
     return cfg, tensors
+
+
+def gguf_config(meta, shapes):
+    """config.json's keys from a GGUF's metadata and tensor shapes."""
+    arch = meta.get('general.architecture')
+    if arch != 'llama':
+        refuse(f"GGUF architecture {arch!r}", "supported GGUF architecture: 'llama' (Llama, Mistral, SmolLM); "
+               "other families from their Hugging Face folder")
+    g = lambda key, default=None: meta.get(f'llama.{key}', default)
+    if g('rope.scaling.type', 'none') != 'none' or 'rope_freqs.weight' in shapes:
+        refuse(f"GGUF rope scaling ({g('rope.scaling.type', 'rope_freqs')})", "supported in GGUF: none; pass the "
+               "model's Hugging Face folder")
+    H = g('attention.head_count')
+    cfg = dict(model_type='llama', vocab_size=shapes['token_embd.weight'][0], hidden_size=g('embedding_length'),
+               num_hidden_layers=g('block_count'), num_attention_heads=H,
+               num_key_value_heads=g('attention.head_count_kv') or H, intermediate_size=g('feed_forward_length'),
+               rms_norm_eps=g('attention.layer_norm_rms_epsilon'), max_position_embeddings=g('context_length'),
+               rope_theta=g('rope.freq_base', 10000.0), head_dim=g('attention.key_length') or g('embedding_length') // H,
+               tie_word_embeddings='output.weight' not in shapes, bos_token_id=meta.get('tokenizer.ggml.bos_token_id'),
+               eos_token_id=meta.get('tokenizer.ggml.eos_token_id'))
+    if g('rope.dimension_count', cfg['head_dim']) != cfg['head_dim']:
+        refuse(f"a GGUF rotating {g('rope.dimension_count')} of {cfg['head_dim']} head dims", 'supported: all')
+    return cfg
 
 
 def gguf_name(name):
@@ -383,32 +384,38 @@ REGEX_SPLIT = {
 def gguf_tokenizer(path):
     """(tokenizers.Tokenizer, bos to prepend or None, eos) from a GGUF's byte-level BPE vocabulary and merges."""
     from gguf import GGUFReader
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import AddedToken, Tokenizer, decoders, models
     reader = GGUFReader(path)
-    meta = gguf_meta(reader)
+    meta, fields = gguf_meta(reader), reader.fields
     kind, pre = meta.get('tokenizer.ggml.model'), meta.get('tokenizer.ggml.pre', 'default')
     if kind != 'gpt2':
         refuse(f"GGUF tokenizer model {kind!r}", "supported: 'gpt2' (byte-level BPE); or the model's Hugging Face folder")
-    tokens = reader.fields['tokenizer.ggml.tokens'].contents()
-    merges = [tuple(m.split(' ')) for m in reader.fields['tokenizer.ggml.merges'].contents()]
+    split = pre_tokenizer(pre)
+    if 'tokenizer.ggml.merges' not in fields:
+        raise ConfigError(f"{path} has no tokenizer.ggml.merges: its tokenizer cannot be built")
+    tokens = fields['tokenizer.ggml.tokens'].contents()
+    merges = [tuple(m.split(' ')) for m in fields['tokenizer.ggml.merges'].contents()]
     tok = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges, ignore_merges=pre == 'llama-bpe'))
-    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=pre in GPT2_SPLIT + DIGITS_SPLIT)
-    if pre in DIGITS_SPLIT:
-        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
-    elif pre in REGEX_SPLIT:
-        split = pre_tokenizers.Split(Regex(REGEX_SPLIT[pre]), behavior='isolated')
-        tok.pre_tokenizer = pre_tokenizers.Sequence([split, byte_level])
-    elif pre in GPT2_SPLIT:
-        tok.pre_tokenizer = byte_level
-    else:
-        refuse(f"GGUF pre-tokenizer {pre!r}", f"supported: {', '.join(GPT2_SPLIT + DIGITS_SPLIT + tuple(REGEX_SPLIT))}")
-    tok.decoder = decoders.ByteLevel()
-    types = reader.fields['tokenizer.ggml.token_type'].contents() if 'tokenizer.ggml.token_type' in reader.fields else []
+    tok.pre_tokenizer, tok.decoder = split, decoders.ByteLevel()
+    types = fields['tokenizer.ggml.token_type'].contents() if 'tokenizer.ggml.token_type' in fields else []
     # control (3) tokens such as <|endoftext|> stay whole as special tokens, user-defined (4) ones as added tokens
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, k in zip(tokens, types) if k == 3])
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == 4])
     bos = meta.get('tokenizer.ggml.bos_token_id') if meta.get('tokenizer.ggml.add_bos_token', False) else None
     return tok, bos, meta.get('tokenizer.ggml.eos_token_id')
+
+
+def pre_tokenizer(pre):
+    """The byte-level pre-tokenizer that the GGUF's tokenizer.ggml.pre names."""
+    from tokenizers import Regex, pre_tokenizers
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=pre in GPT2_SPLIT + DIGITS_SPLIT)
+    if pre in DIGITS_SPLIT:
+        return pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+    if pre in REGEX_SPLIT:
+        return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(REGEX_SPLIT[pre]), behavior='isolated'), byte_level])
+    if pre in GPT2_SPLIT:
+        return byte_level
+    refuse(f"GGUF pre-tokenizer {pre!r}", f"supported: {', '.join(GPT2_SPLIT + DIGITS_SPLIT + tuple(REGEX_SPLIT))}")
 
 
 def folder_tokenizer(path):

@@ -42,7 +42,7 @@ SCALED = {  # RoPE extensions, at T = 40 past the original length 16
         rope_theta=10000.0))),
     'llama-dynamic': ('LlamaConfig', dict(LLAMA, max_position_embeddings=16,
                                           rope_parameters=dict(rope_type='dynamic', factor=2.0, rope_theta=10000.0))),
-    'qwen2-yarn': ('Qwen2Config', dict(LLAMA, rope_parameters=dict(
+    'qwen2-yarn': ('Qwen2Config', dict(LLAMA, max_position_embeddings=64, rope_parameters=dict(
         rope_type='yarn', factor=4.0, original_max_position_embeddings=16, rope_theta=10000.0))),
 }
 
@@ -124,6 +124,17 @@ def test_older_config_keys(tmp_path, case, old):
     c.pop('rope_parameters')
     path.write_text(json.dumps({**c, **old(c)}))
     assert agreement(folder)[0] <= 1e-4
+
+
+def test_gpt2_as_the_hub_stores_it(tmp_path):
+    """openai-community/gpt2's model.safetensors: GPT2Model's names (no 'transformer.' prefix, no lm_head) and the
+    causal-mask buffers attn.bias of older transformers."""
+    from safetensors.torch import load_file, save_file
+    folder = save_tiny(tmp_path, *CASES['gpt2'])
+    t = {k.removeprefix('transformer.'): v for k, v in load_file(tmp_path / 'model.safetensors').items()}
+    t.update({f'h.{i}.attn.bias': torch.ones(1, 1, 32, 32).tril() for i in range(2)})
+    save_file(t, tmp_path / 'model.safetensors', metadata={'format': 'pt'})
+    assert 'lm_head.weight' not in t and agreement(folder)[0] <= 1e-4
 
 
 def test_config_mapping_and_info(tmp_path):
@@ -217,6 +228,25 @@ def test_folder_tokenizer_equals_transformers_and_finds_its_bos(tmp_path):
     assert ours.decode(ours.encode(text)) == text
     assert (ours.bos, ours.eot, ours.vocab_size, ours.name) == (0, 2, 300, folder)  # eot: config.json's eos_token_id
     assert ours.sep_ids == [ours.encode('.')[0], ours.encode('\n')[0]] and len(ours.encode('.\n')) == 2
+
+
+@pytest.mark.parametrize('arch,meta,message', [
+    ('qwen2', {}, "GGUF architecture 'qwen2' is not supported"),
+    ('llama', {'llama.rope.scaling.type': 'linear'}, r"GGUF rope scaling \(linear\)"),
+    ('llama', {'tokenizer.ggml.model': 'llama'}, "GGUF tokenizer model 'llama' is not supported"),
+    ('llama', {'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'jais'}, "GGUF pre-tokenizer 'jais'"),
+])
+def test_gguf_features_we_lack_are_refused_in_one_line(tmp_path, arch, meta, message):
+    gguf = pytest.importorskip('gguf')
+    path = str(tmp_path / 'x.gguf')
+    w = gguf.GGUFWriter(path, arch)
+    for key, value in meta.items():
+        w.add_string(key, value)
+    w.add_tensor('token_embd.weight', torch.zeros(4, 8).numpy())
+    w.write_header_to_file(), w.write_kv_data_to_file(), w.write_tensors_to_file(), w.close()
+    with pytest.raises(ConfigError, match=message) as e:
+        (get_tokenizer if 'tokenizer' in str(meta) else GPT.from_pretrained)(path)
+    assert '\n' not in str(e.value)
 
 
 def test_gguf_split_regexes_are_transformers():
