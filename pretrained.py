@@ -301,6 +301,13 @@ GGUF_LAYER = {'attn_norm': 'input_layernorm', 'ffn_norm': 'post_attention_layern
               'ffn_gate': 'mlp.gate_proj', 'ffn_up': 'mlp.up_proj', 'ffn_down': 'mlp.down_proj'}
 
 
+def open_gguf(path):
+    from gguf import GGUFReader
+    if not os.path.isfile(path):
+        raise ConfigError(f"no GGUF file {path}")
+    return GGUFReader(path)
+
+
 def gguf_meta(reader):
     """The scalar metadata of a GGUF file (the tokenizer's long arrays are read where needed)."""
     return {k: f.contents() for k, f in reader.fields.items() if not k.startswith('tokenizer.ggml.')
@@ -311,11 +318,8 @@ def gguf_meta(reader):
 def read_gguf(path):
     """(config.json-like dict, tensors in transformers' Llama names) of a GGUF file of llama.cpp's 'llama'
     architecture (Llama, Mistral, SmolLM files); what we cannot express is refused before anything is dequantised."""
-    from gguf import GGUFReader
     from gguf.quants import dequantize
-    if not os.path.isfile(path):
-        raise ConfigError(f"no GGUF file {path}")
-    reader = GGUFReader(path)
+    reader = open_gguf(path)
     cfg = gguf_config(gguf_meta(reader), {x.name: [int(n) for n in reversed(x.shape)] for x in reader.tensors})
     tensors = {}
     for x in reader.tensors:
@@ -383,9 +387,8 @@ REGEX_SPLIT = {
 
 def gguf_tokenizer(path):
     """(tokenizers.Tokenizer, bos to prepend or None, eos) from a GGUF's byte-level BPE vocabulary and merges."""
-    from gguf import GGUFReader
     from tokenizers import AddedToken, Tokenizer, decoders, models
-    reader = GGUFReader(path)
+    reader = open_gguf(path)
     meta, fields = gguf_meta(reader), reader.fields
     kind, pre = meta.get('tokenizer.ggml.model'), meta.get('tokenizer.ggml.pre', 'default')
     if kind != 'gpt2':

@@ -195,6 +195,9 @@ def test_missing_fields_leftover_tensors_and_bad_paths_are_one_line_errors(tmp_p
         GPT.from_pretrained(str(tmp_path))
     with pytest.raises(ConfigError, match='neither a model folder'):
         GPT.from_pretrained(str(tmp_path / 'm' / 'config.json'))
+    for load in (GPT.from_pretrained, get_tokenizer):
+        with pytest.raises(ConfigError, match='no GGUF file'):
+            load(str(tmp_path / 'absent.gguf'))
     hub = pytest.importorskip('huggingface_hub')
     monkeypatch.setattr(hub.constants, 'HF_HUB_OFFLINE', True)  # nothing may download in a test
     with pytest.raises(ConfigError, match="cannot download 'nobody/no-model' .*offline, pass a local folder") as e:
