@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+import pretrained
 from config import ConfigError
 from model import GPTConfig, make_model
 
@@ -119,15 +120,19 @@ def windows(tokens, starts, L):
 
 
 # --------------------------------------------------------------------------------------------
-# Tokenizer: bytes (offline, the default corpora) or GPT-2 BPE (tiktoken, the real corpora)
+# Tokenizer: bytes (offline, the default corpora), GPT-2 BPE (tiktoken, the real corpora) or a pretrained model's own
 # --------------------------------------------------------------------------------------------
 
-Tokenizer = namedtuple('Tokenizer', 'name vocab_size eot sep_ids encode decode')
+# bos: the id a pretrained model wants before each input, or None
+Tokenizer = namedtuple('Tokenizer', 'name vocab_size eot sep_ids encode decode bos', defaults=(None,))
 TOKENIZERS = ('bytes', 'gpt2')
 
 
 def get_tokenizer(name):
-    """encode: str -> list of ids; decode: ids -> str. sep_ids end a BiPE segment ('.' and newline)."""
+    """encode: str -> list of ids; decode: ids -> str. sep_ids end a BiPE segment ('.' and newline). A name that is
+    a pretrained model's folder, .gguf file or hub name gives that model's tokenizer (pretrained.tokenizer)."""
+    if name not in TOKENIZERS and (os.path.exists(name) or '/' in name):
+        return Tokenizer(**pretrained.tokenizer(name))
     if name == 'bytes':
         # raw UTF-8 bytes; 0 never occurs in real text, so it is free to mark document boundaries
         return Tokenizer('bytes', 256, 0, [ord('.'), ord('\n')], lambda s: list(s.encode('utf-8')),
@@ -142,7 +147,8 @@ def get_tokenizer(name):
         # encode_ordinary: '<|endoftext|>' inside a text is plain text, never the eot id
         sep = [bpe.encode_ordinary('.')[0], bpe.encode_ordinary('\n')[0]]  # [13, 198]
         return Tokenizer('gpt2', bpe.n_vocab, bpe.eot_token, sep, bpe.encode_ordinary, bpe.decode)
-    raise ConfigError(f"unknown tokenizer {name!r}; allowed: {', '.join(TOKENIZERS)}")
+    raise ConfigError(f"unknown tokenizer {name!r}; allowed: {', '.join(TOKENIZERS)}, or a pretrained model's folder, "
+                      f".gguf file or hub name (org/name)")
 
 
 # --------------------------------------------------------------------------------------------

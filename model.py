@@ -56,6 +56,21 @@ class GPTConfig:
     thickness: int = 1          # K
     regular_impl: str = 'plain' # 'plain' | 'gather' | 'reduce'
     flex: bool = True           # on CUDA, biased attention through FlexAttention (fastattn's flex route)
+    # architecture options of pretrained models (pretrained.py); the defaults are GPT-2's / nanoGPT's
+    n_kv_head: int = 0          # grouped-query attention: heads of keys and values (0: n_head)
+    head_dim: int = 0           # per-head width (0: n_embd // n_head)
+    norm: str = 'layernorm'     # 'layernorm' | 'rmsnorm'
+    norm_eps: float = 1e-5
+    mlp: str = 'gelu'           # 'gelu' | 'gelu_tanh' | 'swiglu' (SiLU-gated)
+    mlp_hidden: int = 0         # MLP width (0: 4 * n_embd)
+    qkv_bias: bool = False      # biases on q, k and v even without `bias` (Qwen2)
+    tie_head: bool = True       # the output head shares the token embedding
+    parallel_residual: bool = False  # x + attn(ln_1(x)) + mlp(ln_2(x)) (GPT-NeoX)
+    rotary_dim: int = 0         # RoPE turns the first rotary_dim dims of each head (0: all; GPT-NeoX's rotary_pct)
+
+    @property
+    def head_size(self):
+        return self.head_dim or self.n_embd // self.n_head
 
     def __post_init__(self):
         """Refuse a setting that cannot build a model, with one line naming the value and what is allowed."""
@@ -64,8 +79,15 @@ class GPTConfig:
         for name in ('vocab_size', 'block_size', 'n_layer', 'n_head', 'n_embd', 'sandwich_dbar', 'chunk_size', 'thickness'):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be a positive integer")
-        if self.n_embd % self.n_head:
-            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head}")
+        if self.n_embd % self.n_head and not self.head_dim:
+            raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head} (or set head_dim)")
+        if self.n_kv_head < 0 or self.n_head % (self.n_kv_head or self.n_head):
+            raise ValueError(f"n_kv_head={self.n_kv_head} must divide n_head={self.n_head} (0: n_head)")
+        for name, allowed in (('norm', ('layernorm', 'rmsnorm')), ('mlp', ('gelu', 'gelu_tanh', 'swiglu'))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"unknown {name}={getattr(self, name)!r}; choose one of: {', '.join(allowed)}")
+        if self.rotary_dim % 2 or not 0 <= self.rotary_dim <= self.head_size:
+            raise ValueError(f"rotary_dim={self.rotary_dim} must be even and in [0, head size {self.head_size}]")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout} must lie in [0, 1)")
         if self.window < 0:
@@ -74,17 +96,7 @@ class GPTConfig:
             raise ValueError(f"unknown regular_impl={self.regular_impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
         if self.pe == 'regular' and self.chunk_size < 2:
             raise ValueError(f"RegularGPT needs chunk_size >= 2, got chunk_size={self.chunk_size}")
-        if self.rope_scaling not in rope_scaling.SCALINGS or self.rope_scale < 1.0:
-            raise ValueError(f"rope_scaling={self.rope_scaling!r}, rope_scale={self.rope_scale}: allowed "
-                             f"{', '.join(map(repr, rope_scaling.SCALINGS))} with rope_scale >= 1")
-        fast, slow = rope_scaling.band(self)
-        if (min(self.rope_beta_fast, self.rope_beta_slow, self.rope_attn_factor, self.rope_original_len) < 0
-                or (fast <= slow and self.rope_scaling in ('yarn', 'llama3'))):
-            raise ValueError(f"rope_beta_fast={self.rope_beta_fast}, rope_beta_slow={self.rope_beta_slow}, rope_attn_factor="
-                             f"{self.rope_attn_factor}, rope_original_len={self.rope_original_len}: each must be >= 0 "
-                             f"(0: the default) and the band's ends in turns must satisfy beta_fast > beta_slow")
-        if self.rope_scaling == 'dynamic' and self.pe.startswith('bipe'):
-            raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; pe={self.pe!r} rotates by segment")
+        rope_scaling.check(self)
         if self.randomized_positions and self.pe.startswith('bipe'):
             raise ValueError(f"randomized_positions applies to token positions; pe={self.pe!r} has segment positions")
         if 0 < self.randomized_positions < self.block_size:
@@ -206,7 +218,7 @@ class RoPE(PositionalEncoding):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.dim = cfg.n_embd // cfg.n_head
+        self.dim = cfg.rotary_dim or cfg.head_size  # frequencies over the rotated dims only (GPT-NeoX's rotary_pct)
         if self.dim % 2:
             raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
         inv, self.mscale = rope_scaling.frequencies(cfg, self.dim)
@@ -223,8 +235,9 @@ class RoPE(PositionalEncoding):
     def rotate(self, x, rel, key=False, scale=True):
         ang = rel[:, None, :, None].float() * self.inv_freq        # [b,1,T,D/2]
         cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-        x1, x2 = x.chunk(2, dim=-1)
-        x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
+        r = 2 * cos.size(-1)  # rotary_dim: the dims past it pass through unrotated
+        x1, x2 = x[..., :r].chunk(2, dim=-1)
+        x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos, x[..., r:]], dim=-1)
         return x * self.mscale if scale and self.mscale != 1.0 else x
 
 
@@ -235,7 +248,7 @@ class XPos(RoPE):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        hd = cfg.n_embd // cfg.n_head
+        hd = cfg.head_size
         self.register_buffer('zeta', (torch.arange(0, hd, 2).float() / hd + 0.4) / 1.4, persistent=False)
 
     def rotate(self, x, rel, key=False, scale=True):
@@ -283,7 +296,7 @@ class T5Bias(PositionalEncoding):
         super().__init__(cfg)
         std = math.sqrt(2.0 / (self.n_buckets + cfg.n_head))  # xavier_normal_ of NeoX's [32, H] weight
         self.table = nn.Parameter(torch.randn(cfg.n_head, self.n_buckets) * std)
-        self.scale = math.sqrt(cfg.n_embd // cfg.n_head)
+        self.scale = math.sqrt(cfg.head_size)
 
     @classmethod
     def bucket(cls, d):
@@ -515,7 +528,7 @@ class CoPE(PositionalEncoding):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.n_embd // cfg.n_head, cfg.cope_max_pos))
+        self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.head_size, cfg.cope_max_pos))
 
     def content(self, layer, q, logits):
         g = torch.sigmoid(logits)                                                  # masked keys (-inf) count 0
@@ -685,17 +698,18 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, cfg, opts):
         super().__init__()
-        self.c_attn = nn.Linear(cfg.n_embd, 3 * cfg.n_embd, bias=cfg.bias)
-        self.c_proj = nn.Linear(cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        self.n_head, self.n_kv, self.hd = cfg.n_head, cfg.n_kv_head or cfg.n_head, cfg.head_size
+        self.c_attn = nn.Linear(cfg.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=cfg.bias or cfg.qkv_bias)
+        self.c_proj = nn.Linear(self.n_head * self.hd, cfg.n_embd, bias=cfg.bias)
         self.resid_dropout = nn.Dropout(cfg.dropout)
-        self.n_head, self.dropout, self.window, self.flex = cfg.n_head, cfg.dropout, cfg.window, cfg.flex
+        self.dropout, self.window, self.flex = cfg.dropout, cfg.window, cfg.flex
         self.opts = opts
         # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
         self.ssmax = nn.Parameter(torch.full((cfg.n_head,), 1 / math.log(max(cfg.block_size, 2)))) if cfg.ssmax else None
 
     def forward(self, x, pe, layer, pos, cache=None):
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).view(B, T, 3, self.n_head, C // self.n_head).permute(2, 0, 3, 1, 4)
+        q, k, v = self.c_attn(x).view(B, T, -1, self.hd).transpose(1, 2).split([self.n_head, self.n_kv, self.n_kv], 1)
         q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True)
         call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [],
                         flex=self.flex)
@@ -710,37 +724,55 @@ class CausalSelfAttention(nn.Module):
             call.ki, call.krel = cache.idx, cache.rel
             if cache.local > 0:
                 call.windows.append((cache.n_starting, cache.local))
+        if self.n_kv < self.n_head:  # grouped-query attention: query head h reads key/value head h // (H / n_kv)
+            k, v = (t.repeat_interleave(self.n_head // self.n_kv, dim=1) for t in (k, v))
         if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
             q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0
         y = attention_reference(q, k, v, pe, call, o, drop) if o.impl == 'plain' else \
             fastattn.attend(q, k, v, pe, call, o, drop, logits)
-        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, C)))
+        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, -1)))
 
 
 class MLP(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
-        self.c_fc = nn.Linear(cfg.n_embd, 4 * cfg.n_embd, bias=cfg.bias)
-        self.c_proj = nn.Linear(4 * cfg.n_embd, cfg.n_embd, bias=cfg.bias)
+        hidden, self.kind = cfg.mlp_hidden or 4 * cfg.n_embd, cfg.mlp
+        self.c_fc = nn.Linear(cfg.n_embd, 2 * hidden if cfg.mlp == 'swiglu' else hidden, bias=cfg.bias)  # swiglu: gate, up
+        self.c_proj = nn.Linear(hidden, cfg.n_embd, bias=cfg.bias)
         self.dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x):
-        return self.dropout(self.c_proj(F.gelu(self.c_fc(x))))
+        h = self.c_fc(x)
+        if self.kind == 'swiglu':
+            gate, up = h.chunk(2, dim=-1)
+            h = F.silu(gate) * up
+        else:
+            h = F.gelu(h, approximate='tanh' if self.kind == 'gelu_tanh' else 'none')
+        return self.dropout(self.c_proj(h))
+
+
+def norm(cfg):
+    return nn.RMSNorm(cfg.n_embd, eps=cfg.norm_eps) if cfg.norm == 'rmsnorm' else \
+        nn.LayerNorm(cfg.n_embd, eps=cfg.norm_eps, bias=cfg.bias)
 
 
 class Block(nn.Module):
 
     def __init__(self, cfg, opts):
         super().__init__()
-        self.ln_1 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.ln_1 = norm(cfg)  # the order of the modules is the order of their random initialisation: keep it
         self.attn = CausalSelfAttention(cfg, opts)
-        self.ln_2 = nn.LayerNorm(cfg.n_embd, bias=cfg.bias)
+        self.ln_2 = norm(cfg)
         self.mlp = MLP(cfg)
+        self.parallel = cfg.parallel_residual
 
     def forward(self, x, pe, layer, pos, cache=None):
-        x = x + self.attn(self.ln_1(x), pe, layer, pos, cache)
+        a = self.attn(self.ln_1(x), pe, layer, pos, cache)
+        if self.parallel:  # GPT-NeoX: both branches read the block's input
+            return x + a + self.mlp(self.ln_2(x))
+        x = x + a
         return x + self.mlp(self.ln_2(x))
 
 
@@ -755,10 +787,11 @@ class GPT(nn.Module):
             wte=nn.Embedding(config.vocab_size, config.n_embd),
             drop=nn.Dropout(config.dropout),
             h=nn.ModuleList([Block(config, self.attn_opts) for _ in range(config.n_layer)]),
-            ln_f=nn.LayerNorm(config.n_embd, bias=config.bias),
+            ln_f=norm(config),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
-        self.transformer.wte.weight = self.lm_head.weight  # weight tying
+        if config.tie_head:
+            self.transformer.wte.weight = self.lm_head.weight
         self.apply(self._init_weights)
         for pn, p in self.named_parameters():
             if pn.endswith('c_proj.weight'):  # GPT-2: scale residual projections by depth
@@ -771,6 +804,17 @@ class GPT(nn.Module):
                 torch.nn.init.zeros_(module.bias)
         elif isinstance(module, nn.Embedding):
             torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    @classmethod
+    def from_pretrained(cls, path, **overrides):
+        """A Llama / Mistral / Qwen2 / SmolLM / GPT-NeoX / GPT-2 checkpoint (folder, .gguf file or hub name; pretrained.py)
+        as our GPT in eval mode; overrides set GPTConfig fields. pretrained_info: family, L_tr, bos/eos ids, source."""
+        import pretrained  # only here: the model definition needs none of the checkpoint readers
+        args, state, info = pretrained.load(path, GPTConfig.__dataclass_fields__, **overrides)
+        model = cls(GPTConfig(**args))
+        model.load_state_dict(state)
+        model.pretrained_info = info
+        return model.eval()
 
     def get_num_params(self):
         return sum(p.numel() for p in self.parameters())
@@ -836,7 +880,7 @@ class GPT(nn.Module):
     def estimate_mfu(self, fwdbwd_per_iter, dt, peak_flops=312e12):
         """Model flops utilisation against `peak_flops` (default: A100 bf16), PaLM appendix B counting."""
         cfg = self.config
-        L, H, Q, T = cfg.n_layer, cfg.n_head, cfg.n_embd // cfg.n_head, cfg.block_size
+        L, H, Q, T = cfg.n_layer, cfg.n_head, cfg.head_size, cfg.block_size
         flops_per_token = 6 * self.get_num_params() + 12 * L * H * Q * T
         return flops_per_token * T * fwdbwd_per_iter / dt / peak_flops
 

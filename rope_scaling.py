@@ -11,6 +11,21 @@ import torch
 SCALINGS = ('', 'pi', 'ntk', 'dynamic', 'yarn', 'llama3')
 
 
+def check(cfg):
+    """Refuse rope settings that cannot build a model, in one line naming the values and what is allowed."""
+    if cfg.rope_scaling not in SCALINGS or cfg.rope_scale < 1.0:
+        raise ValueError(f"rope_scaling={cfg.rope_scaling!r}, rope_scale={cfg.rope_scale}: allowed "
+                         f"{', '.join(map(repr, SCALINGS))} with rope_scale >= 1")
+    fast, slow = band(cfg)
+    if (min(cfg.rope_beta_fast, cfg.rope_beta_slow, cfg.rope_attn_factor, cfg.rope_original_len) < 0
+            or (fast <= slow and cfg.rope_scaling in ('yarn', 'llama3'))):
+        raise ValueError(f"rope_beta_fast={cfg.rope_beta_fast}, rope_beta_slow={cfg.rope_beta_slow}, rope_attn_factor="
+                         f"{cfg.rope_attn_factor}, rope_original_len={cfg.rope_original_len}: each must be >= 0 "
+                         f"(0: the default) and the band's ends in turns must satisfy beta_fast > beta_slow")
+    if cfg.rope_scaling == 'dynamic' and cfg.pe.startswith('bipe'):
+        raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; pe={cfg.pe!r} rotates by segment")
+
+
 def band(cfg):
     """(beta_fast, beta_slow): the turns over the original length above which a pair keeps its frequency and below
     which it is interpolated, for yarn (Peng et al.: 32, 1) and llama3 (its high/low_freq_factor: 4, 1)."""

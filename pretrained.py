@@ -1,0 +1,445 @@
+"""
+Pretrained checkpoints for our GPT (model.GPT.from_pretrained): a Hugging Face folder (config.json + safetensors,
+sharded or not), a llama.cpp .gguf file, or a hub name when online. load() returns plain data, GPTConfig keyword
+arguments and a state dict in model.py's names, so this module needs neither model.py nor transformers.
+
+  family                  config.json model_type    what differs from nanoGPT's GPT-2
+  Llama 1/2/3, SmolLM     llama                     RMSNorm, SwiGLU, RoPE, grouped-query attention, untied head
+  Mistral                 mistral                   + a sliding window
+  Qwen2 / 2.5             qwen2                     + biases on q, k and v
+  GPT-NeoX / Pythia       gpt_neox                  RoPE on the first rotary_pct of each head, parallel residual
+  GPT-2                   gpt2                      (none: learned positions; its Conv1D weights are transposed)
+
+Everything else is refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer
+(tokenizer.json, or the GGUF's vocabulary and merges) through the `tokenizers` library.
+"""
+import json
+import os
+import re
+
+import torch
+
+from config import ConfigError
+
+FAMILIES = ('llama', 'mistral', 'qwen2', 'gpt_neox', 'gpt2')
+SUPPORTED = 'supported: Llama 1-3, Mistral, Qwen2/2.5, SmolLM/SmolLM2, GPT-NeoX/Pythia, GPT-2'
+# model types people try that we refuse, with the reason
+REFUSED_TYPES = {'gemma': "Gemma's (1 + w) norms and scaled embeddings", 'gemma2': 'logit soft-capping',
+                 'gemma3': 'per-layer windows and QK-norm', 'qwen3': 'QK-norm', 'mixtral': 'mixture of experts',
+                 'qwen2_moe': 'mixture of experts', 'phi3': 'longrope scaling', 'smollm3': 'layers without RoPE'}
+# config keys of features our GPT lacks, refused when set
+REFUSED_KEYS = {'attn_logit_softcapping': 'attention logit soft-capping', 'final_logit_softcapping': 'logit soft-capping',
+                'query_pre_attn_scalar': 'an attention scale other than 1/sqrt(head_dim)', 'use_qk_norm': 'QK-norm',
+                'qk_layernorm': 'QK-norm', 'num_experts': 'mixture of experts', 'num_local_experts': 'mixture of experts',
+                'n_routed_experts': 'mixture of experts', 'no_rope_layers': 'layers without RoPE',
+                'attention_multiplier': 'an attention scale other than 1/sqrt(head_dim)',
+                'scale_attn_by_inverse_layer_idx': 'an attention scale other than 1/sqrt(head_dim)',
+                'add_cross_attention': 'cross-attention'}
+# rope_scaling / rope_parameters type -> GPTConfig.rope_scaling
+ROPE_TYPES = {'linear': 'pi', 'dynamic': 'dynamic', 'yarn': 'yarn', 'llama3': 'llama3'}
+ACTIVATIONS = {'gelu': 'gelu', 'gelu_new': 'gelu_tanh', 'gelu_pytorch_tanh': 'gelu_tanh'}
+# non-persistent buffers that older checkpoints saved: causal masks and RoPE frequencies
+BUFFERS = re.compile(r'(.*\.)?(attn\.bias|attn\.masked_bias|attention\.bias|attention\.masked_bias|rotary_emb\.inv_freq)')
+HUB_FILES = ['*.json', 'model*.safetensors']  # config, index and tokenizer files; not consolidated.* duplicates
+
+
+def refuse(what, allowed=SUPPORTED):
+    raise ConfigError(f"{what} is not supported ({allowed})")
+
+
+def load(path, fields=None, **overrides):
+    """(GPTConfig kwargs, state dict in model.py's names, info) for a folder, .gguf file or hub name. fields: the
+    GPTConfig field names; an argument this model.py lacks is refused in one line. overrides replace arguments."""
+    if str(path).endswith('.gguf'):
+        cfg, tensors = read_gguf(path)
+    else:
+        folder = resolve(path)
+        cfg, tensors = json.load(open(os.path.join(folder, 'config.json'))), None
+    args, info = config_args(cfg)
+    if fields is not None:  # refused before the weights are read
+        if set(overrides) - set(fields):
+            raise ConfigError(f"unknown GPTConfig field(s) {sorted(set(overrides) - set(fields))} in the overrides")
+        if set(args) - set(fields):
+            raise ConfigError(f"rope_scaling={args.get('rope_scaling')!r} needs GPTConfig field(s) "
+                              f"{sorted(set(args) - set(fields))} that this model.py lacks")
+    tensors = tensors if tensors is not None else read_safetensors(folder)
+    state = {'gpt_neox': from_neox, 'gpt2': from_gpt2}.get(info['family'], from_llama)(tensors, args)
+    left = [k for k in tensors if not BUFFERS.fullmatch(k)]
+    if left:
+        refuse(f"{len(left)} tensor(s) our GPT has no place for ({', '.join(left[:3])})")
+    return {**args, **overrides}, state, {**info, 'source': str(path)}
+
+
+def resolve(path):
+    """A local folder as it is; otherwise a hub name, downloaded (config, safetensors and tokenizer files only)."""
+    if os.path.isdir(path):
+        if not os.path.exists(os.path.join(path, 'config.json')):
+            raise ConfigError(f"{path} has no config.json: pass a Hugging Face model folder or a .gguf file")
+        return path
+    if os.path.exists(path) or not re.fullmatch(r'[\w.-]+(/[\w.-]+)?', str(path)):
+        raise ConfigError(f"{path!r} is neither a model folder (config.json + *.safetensors), a .gguf file nor a hub name")
+    try:
+        from huggingface_hub import snapshot_download
+        return snapshot_download(str(path), allow_patterns=HUB_FILES)
+    except Exception as e:
+        raise ConfigError(f"cannot download {path!r} from the Hugging Face hub ({type(e).__name__}); offline, pass a "
+                          f"local folder (config.json + *.safetensors) or a .gguf file") from None
+
+
+def read_safetensors(folder):
+    from safetensors.torch import load_file
+    index = os.path.join(folder, 'model.safetensors.index.json')
+    if os.path.exists(index):
+        files = sorted(set(json.load(open(index))['weight_map'].values()))
+    elif os.path.exists(os.path.join(folder, 'model.safetensors')):
+        files = ['model.safetensors']
+    else:
+        raise ConfigError(f"{folder} has no model.safetensors nor model.safetensors.index.json (pytorch_model.bin "
+                          f"is not read: save the model with safetensors)")
+    tensors = {}
+    for f in files:
+        tensors.update(load_file(os.path.join(folder, f)))
+    return tensors
+
+
+# --------------------------------------------------------------------------------------------
+# config.json -> GPTConfig arguments
+# --------------------------------------------------------------------------------------------
+
+def config_args(c):
+    """GPTConfig kwargs and info (family, training length L_tr, bos/eos ids) for a config.json dict."""
+    kind = c.get('model_type')
+    if kind not in FAMILIES:
+        refuse(f"model_type={kind!r}" + (f" ({REFUSED_TYPES[kind]})" if kind in REFUSED_TYPES else ''))
+    for key, feature in REFUSED_KEYS.items():
+        if c.get(key):
+            refuse(f"{feature} ({key}={c[key]!r})")
+    if kind == 'gpt2':
+        args = gpt2_args(c)
+    else:
+        args = dict(vocab_size=c['vocab_size'], n_layer=c['num_hidden_layers'], n_head=c['num_attention_heads'],
+                    n_embd=c['hidden_size'], mlp_hidden=c['intermediate_size'], pe='rope',
+                    tie_head=bool(c.get('tie_word_embeddings', False)))
+        args['head_dim'] = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']
+        args.update(neox_args(c) if kind == 'gpt_neox' else llama_args(c))
+        args.update(rope_args(c, args['head_dim']))
+    rope = c.get('rope_parameters') or c.get('rope_scaling') or {}
+    L_tr = c.get('original_max_position_embeddings') or rope.get('original_max_position_embeddings') or \
+        c.get('max_position_embeddings') or c.get('n_positions')
+    args['block_size'] = int(L_tr)
+    info = dict(family=kind, L_tr=int(L_tr), bos_id=c.get('bos_token_id'), eos_id=c.get('eos_token_id'))
+    return args, info
+
+
+def llama_args(c):
+    """Llama, Mistral, Qwen2: RMSNorm, SwiGLU, grouped-query attention."""
+    if c.get('hidden_act', 'silu') != 'silu':
+        refuse(f"hidden_act={c['hidden_act']!r}", "supported for this family: 'silu' (SwiGLU)")
+    attn_bias, mlp_bias = bool(c.get('attention_bias')), bool(c.get('mlp_bias'))
+    if attn_bias != mlp_bias:
+        refuse(f"attention_bias={attn_bias} with mlp_bias={mlp_bias}", 'supported: both or neither')
+    return dict(n_kv_head=c.get('num_key_value_heads') or c['num_attention_heads'], norm='rmsnorm',
+                norm_eps=c.get('rms_norm_eps', 1e-6), mlp='swiglu', bias=attn_bias,
+                qkv_bias=c['model_type'] == 'qwen2', window=window(c))
+
+
+def window(c):
+    """Our `window` for Mistral's sliding window, or Qwen2's when every layer has it; per-layer windows are refused."""
+    if c['model_type'] not in ('mistral', 'qwen2'):
+        return 0
+    kinds = c.get('layer_types')
+    if kinds is None:  # as transformers derives them from older configs
+        on = c.get('sliding_window') is not None and (c['model_type'] == 'mistral' or c.get('use_sliding_window'))
+        first = c.get('max_window_layers', 0) if c['model_type'] == 'qwen2' else 0
+        kinds = ['sliding_attention' if on and i >= first else 'full_attention' for i in range(c['num_hidden_layers'])]
+    if set(kinds) == {'full_attention'}:
+        return 0
+    if set(kinds) == {'sliding_attention'}:
+        return int(c['sliding_window'])
+    refuse(f"per-layer attention windows (layer_types {sorted(set(kinds))})", 'supported: one window for all layers')
+
+
+def neox_args(c):
+    """GPT-NeoX / Pythia: LayerNorm, GELU, biases everywhere, parallel residual."""
+    if c.get('hidden_act', 'gelu') not in ACTIVATIONS:
+        refuse(f"hidden_act={c['hidden_act']!r}", f"supported: {', '.join(ACTIVATIONS)}")
+    if not c.get('attention_bias', True):
+        refuse('GPT-NeoX without attention biases', 'supported: attention_bias=True')
+    return dict(norm_eps=c.get('layer_norm_eps', 1e-5), mlp=ACTIVATIONS[c.get('hidden_act', 'gelu')], bias=True,
+                parallel_residual=bool(c.get('use_parallel_residual', True)))
+
+
+def gpt2_args(c):
+    if not c.get('scale_attn_weights', True):
+        refuse('GPT-2 without attention scaling (scale_attn_weights=False)', 'supported: 1/sqrt(head_dim)')
+    act = c.get('activation_function', 'gelu_new')
+    if act not in ACTIVATIONS:
+        refuse(f"activation_function={act!r}", f"supported: {', '.join(ACTIVATIONS)}")
+    return dict(vocab_size=c['vocab_size'], n_layer=c['n_layer'], n_head=c['n_head'], n_embd=c['n_embd'],
+                mlp_hidden=c.get('n_inner') or 0, pe='learned', bias=True, mlp=ACTIVATIONS[act],
+                norm_eps=c.get('layer_norm_epsilon', 1e-5), tie_head=bool(c.get('tie_word_embeddings', True)))
+
+
+def rope_args(c, head_dim):
+    """rope_base, rotary_dim and the scaling fields, from rope_parameters (transformers 5) or the older rope_theta,
+    rope_scaling, rotary_pct and rotary_emb_base keys."""
+    p = dict(c.get('rope_parameters') or c.get('rope_scaling') or {})
+    if p and all(isinstance(v, dict) for v in p.values()):
+        refuse(f"per-layer RoPE settings ({', '.join(p)})", 'supported: one RoPE for all layers')
+    base = p.get('rope_theta') or c.get('rope_theta') or c.get('rotary_emb_base') or 10000.0
+    frac = p.get('partial_rotary_factor') or c.get('partial_rotary_factor') or c.get('rotary_pct') or 1.0
+    args = dict(rope_base=float(base))
+    if frac < 1:
+        args['rotary_dim'] = int(head_dim * frac)
+    return {**args, **rope_scaling_args(p, c)}
+
+
+def rope_scaling_args(p, c):
+    """GPTConfig's RoPE-extension fields (issue #27's names) for a rope_scaling / rope_parameters dict."""
+    kind = p.get('rope_type') or p.get('type') or 'default'
+    if kind == 'default':
+        return {}
+    if kind not in ROPE_TYPES:
+        refuse(f"rope scaling {kind!r}", f"supported: {', '.join(ROPE_TYPES)}")
+    L = c.get('max_position_embeddings')
+    L0 = int(c.get('original_max_position_embeddings') or p.get('original_max_position_embeddings') or L)
+    factor = p.get('factor') or L / L0  # yarn without a factor: the ratio of the two lengths, as transformers
+    args = dict(rope_scaling=ROPE_TYPES[kind], rope_scale=float(factor))
+    if kind == 'dynamic':  # transformers grows the base past max_position_embeddings
+        args['rope_original_len'] = int(L)
+    elif kind == 'yarn':
+        if p.get('mscale') or p.get('mscale_all_dim'):
+            refuse("YaRN's mscale / mscale_all_dim (DeepSeek)", 'supported: factor, beta_fast, beta_slow, '
+                   'attention_factor, truncate, original_max_position_embeddings')
+        args.update(rope_original_len=L0, rope_beta_fast=float(p.get('beta_fast') or 32.0),
+                    rope_beta_slow=float(p.get('beta_slow') or 1.0), rope_truncate=bool(p.get('truncate', True)))
+        if p.get('attention_factor') is not None:
+            args['rope_attn_factor'] = float(p['attention_factor'])
+    elif kind == 'llama3':
+        args.update(rope_original_len=L0, rope_beta_slow=float(p['low_freq_factor']),
+                    rope_beta_fast=float(p['high_freq_factor']))
+    return args
+
+
+# --------------------------------------------------------------------------------------------
+# Tensors -> model.py's names. Each converter pops what it uses, so load() can refuse what is left.
+# --------------------------------------------------------------------------------------------
+
+def take(t, name):
+    if name not in t:
+        raise ConfigError(f"the checkpoint has no tensor {name!r}")
+    return t.pop(name)
+
+
+def head(sd, t, args, name):
+    """lm_head: the token embedding when tied (a saved copy is dropped), else its own tensor."""
+    if args['tie_head']:
+        t.pop(name, None)
+        sd['lm_head.weight'] = sd['transformer.wte.weight']
+    else:
+        sd['lm_head.weight'] = take(t, name)
+    return sd
+
+
+def from_llama(t, args):
+    """Llama, Mistral, Qwen2 (and GGUF files, named so by read_gguf): c_attn = [q; k; v] in transformers' row order
+    (rotate-half pairs, KV heads in order), c_fc = [gate; up]."""
+    sd = {'transformer.wte.weight': take(t, 'model.embed_tokens.weight'),
+          'transformer.ln_f.weight': take(t, 'model.norm.weight')}
+    for i in range(args['n_layer']):
+        p, o = f'model.layers.{i}.', f'transformer.h.{i}.'
+        sd[o + 'ln_1.weight'] = take(t, p + 'input_layernorm.weight')
+        sd[o + 'ln_2.weight'] = take(t, p + 'post_attention_layernorm.weight')
+        for kind in ('weight', 'bias') if args['bias'] or args['qkv_bias'] else ('weight',):
+            sd[o + 'attn.c_attn.' + kind] = torch.cat([take(t, f'{p}self_attn.{x}_proj.{kind}') for x in 'qkv'])
+        for kind in ('weight', 'bias') if args['bias'] else ('weight',):
+            sd[o + 'attn.c_proj.' + kind] = take(t, f'{p}self_attn.o_proj.{kind}')
+            sd[o + 'mlp.c_fc.' + kind] = torch.cat([take(t, f'{p}mlp.{x}_proj.{kind}') for x in ('gate', 'up')])
+            sd[o + 'mlp.c_proj.' + kind] = take(t, f'{p}mlp.down_proj.{kind}')
+    return head(sd, t, args, 'lm_head.weight')
+
+
+def from_neox(t, args):
+    """GPT-NeoX: the fused query_key_value holds [q_h; k_h; v_h] for each head h in turn; ours is [q; k; v]."""
+    H, D = args['n_head'], args['head_dim']
+    sd = {'transformer.wte.weight': take(t, 'gpt_neox.embed_in.weight')}
+    pairs = [('transformer.ln_f.', 'gpt_neox.final_layer_norm.')]
+    for i in range(args['n_layer']):
+        p, o = f'gpt_neox.layers.{i}.', f'transformer.h.{i}.'
+        pairs += [(o + 'ln_1.', p + 'input_layernorm.'), (o + 'ln_2.', p + 'post_attention_layernorm.'),
+                  (o + 'attn.c_proj.', p + 'attention.dense.'), (o + 'mlp.c_fc.', p + 'mlp.dense_h_to_4h.'),
+                  (o + 'mlp.c_proj.', p + 'mlp.dense_4h_to_h.')]
+        for kind in ('weight', 'bias'):
+            w = take(t, p + 'attention.query_key_value.' + kind)
+            sd[o + 'attn.c_attn.' + kind] = w.reshape(H, 3, D, -1).transpose(0, 1).reshape(w.shape)
+    for ours, theirs in pairs:
+        for kind in ('weight', 'bias'):
+            sd[ours + kind] = take(t, theirs + kind)
+    return head(sd, t, args, 'embed_out.weight')
+
+
+def from_gpt2(t, args):
+    """GPT-2: names as nanoGPT's, but Conv1D keeps its weights as [in, out]: transposed here."""
+    pre = 'transformer.' if 'transformer.wte.weight' in t else ''
+    sd = {'transformer.wte.weight': take(t, pre + 'wte.weight'), 'pe.wpe.weight': take(t, pre + 'wpe.weight')}
+    names = ['ln_f.'] + [f'h.{i}.{m}.' for i in range(args['n_layer'])
+                         for m in ('ln_1', 'ln_2', 'attn.c_attn', 'attn.c_proj', 'mlp.c_fc', 'mlp.c_proj')]
+    for name in names:
+        for kind in ('weight', 'bias'):
+            w = take(t, pre + name + kind)
+            sd['transformer.' + name + kind] = w.t() if kind == 'weight' and w.dim() == 2 else w
+    return head(sd, t, args, 'lm_head.weight')
+
+
+# --------------------------------------------------------------------------------------------
+# GGUF (llama.cpp): metadata -> a config.json dict, tensors dequantised and renamed to transformers' Llama names
+# --------------------------------------------------------------------------------------------
+
+GGUF_NAMES = {'token_embd': 'model.embed_tokens', 'output_norm': 'model.norm', 'output': 'lm_head'}
+GGUF_LAYER = {'attn_norm': 'input_layernorm', 'ffn_norm': 'post_attention_layernorm', 'attn_q': 'self_attn.q_proj',
+              'attn_k': 'self_attn.k_proj', 'attn_v': 'self_attn.v_proj', 'attn_output': 'self_attn.o_proj',
+              'ffn_gate': 'mlp.gate_proj', 'ffn_up': 'mlp.up_proj', 'ffn_down': 'mlp.down_proj'}
+
+
+def open_gguf(path):
+    from gguf import GGUFReader
+    if not os.path.isfile(path):
+        raise ConfigError(f"no GGUF file {path}")
+    return GGUFReader(path)
+
+
+def gguf_meta(reader):
+    """The scalar metadata of a GGUF file (the tokenizer's long arrays are read where needed)."""
+    return {k: f.contents() for k, f in reader.fields.items() if not k.startswith('tokenizer.ggml.')
+            or k in ('tokenizer.ggml.model', 'tokenizer.ggml.pre', 'tokenizer.ggml.bos_token_id',
+                     'tokenizer.ggml.eos_token_id', 'tokenizer.ggml.add_bos_token')}
+
+
+def read_gguf(path):
+    """(config.json-like dict, tensors in transformers' Llama names) of a GGUF file of llama.cpp's 'llama'
+    architecture (Llama, Mistral, SmolLM files); what we cannot express is refused before anything is dequantised."""
+    from gguf.quants import dequantize
+    reader = open_gguf(path)
+    cfg = gguf_config(gguf_meta(reader), {x.name: [int(n) for n in reversed(x.shape)] for x in reader.tensors})
+    tensors = {}
+    for x in reader.tensors:
+        w = dequantize(x.data, x.tensor_type).reshape([int(n) for n in reversed(x.shape)])
+        tensors[gguf_name(x.name)] = torch.from_numpy(w.copy()).float()
+    for i in range(cfg['num_hidden_layers']):  # llama.cpp's converter interleaves the rotary pairs: undo it
+        for x, heads in (('q', cfg['num_attention_heads']), ('k', cfg['num_key_value_heads'])):
+            for kind in ('weight', 'bias'):
+                name = f'model.layers.{i}.self_attn.{x}_proj.{kind}'
+                if name in tensors:
+                    tensors[name] = unpermute(tensors[name], heads)
+    return cfg, tensors
+
+
+def gguf_config(meta, shapes):
+    """config.json's keys from a GGUF's metadata and tensor shapes."""
+    arch = meta.get('general.architecture')
+    if arch != 'llama':
+        refuse(f"GGUF architecture {arch!r}", "supported GGUF architecture: 'llama' (Llama, Mistral, SmolLM); "
+               "other families from their Hugging Face folder")
+    g = lambda key, default=None: meta.get(f'llama.{key}', default)
+    if g('rope.scaling.type', 'none') != 'none' or 'rope_freqs.weight' in shapes:
+        refuse(f"GGUF rope scaling ({g('rope.scaling.type', 'rope_freqs')})", "supported in GGUF: none; pass the "
+               "model's Hugging Face folder")
+    H = g('attention.head_count')
+    cfg = dict(model_type='llama', vocab_size=shapes['token_embd.weight'][0], hidden_size=g('embedding_length'),
+               num_hidden_layers=g('block_count'), num_attention_heads=H,
+               num_key_value_heads=g('attention.head_count_kv') or H, intermediate_size=g('feed_forward_length'),
+               rms_norm_eps=g('attention.layer_norm_rms_epsilon'), max_position_embeddings=g('context_length'),
+               rope_theta=g('rope.freq_base', 10000.0), head_dim=g('attention.key_length') or g('embedding_length') // H,
+               tie_word_embeddings='output.weight' not in shapes, bos_token_id=meta.get('tokenizer.ggml.bos_token_id'),
+               eos_token_id=meta.get('tokenizer.ggml.eos_token_id'))
+    if g('rope.dimension_count', cfg['head_dim']) != cfg['head_dim']:
+        refuse(f"a GGUF rotating {g('rope.dimension_count')} of {cfg['head_dim']} head dims", 'supported: all')
+    return cfg
+
+
+def gguf_name(name):
+    m = re.fullmatch(r'blk\.(\d+)\.(\w+)\.(weight|bias)', name)
+    if m and m.group(2) in GGUF_LAYER:
+        return f'model.layers.{m.group(1)}.{GGUF_LAYER[m.group(2)]}.{m.group(3)}'
+    stem, _, kind = name.rpartition('.')
+    return f'{GGUF_NAMES[stem]}.{kind}' if stem in GGUF_NAMES else name
+
+
+def unpermute(w, heads):
+    """llama.cpp stores each head's q/k rows as pairs (0, D/2), (1, D/2 + 1), ... side by side for its interleaved
+    rotation; transformers and we rotate halves (row i with row i + D/2): put each head's rows back in halves."""
+    return w.reshape(heads, -1, 2, *w.shape[1:]).transpose(1, 2).reshape(w.shape)
+
+
+# --------------------------------------------------------------------------------------------
+# Tokenizers
+# --------------------------------------------------------------------------------------------
+
+# tokenizer.ggml.pre -> the split llama.cpp applies before byte-level BPE (llama-vocab.cpp); the regexes are those of
+# the models' tokenizer.json files
+GPT2_SPLIT = ('default', 'gpt2', 'gpt-2')
+DIGITS_SPLIT = ('smollm', 'starcoder', 'refact', 'codeshell')  # digits one by one, then GPT-2's split
+REGEX_SPLIT = {
+    'llama-bpe': r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    'qwen2': r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+}
+
+
+def gguf_tokenizer(path):
+    """(tokenizers.Tokenizer, bos to prepend or None, eos) from a GGUF's byte-level BPE vocabulary and merges."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models
+    reader = open_gguf(path)
+    meta, fields = gguf_meta(reader), reader.fields
+    kind, pre = meta.get('tokenizer.ggml.model'), meta.get('tokenizer.ggml.pre', 'default')
+    if kind != 'gpt2':
+        refuse(f"GGUF tokenizer model {kind!r}", "supported: 'gpt2' (byte-level BPE); or the model's Hugging Face folder")
+    split = pre_tokenizer(pre)
+    if 'tokenizer.ggml.merges' not in fields:
+        raise ConfigError(f"{path} has no tokenizer.ggml.merges: its tokenizer cannot be built")
+    tokens = fields['tokenizer.ggml.tokens'].contents()
+    merges = [tuple(m.split(' ')) for m in fields['tokenizer.ggml.merges'].contents()]
+    tok = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges, ignore_merges=pre == 'llama-bpe'))
+    tok.pre_tokenizer, tok.decoder = split, decoders.ByteLevel()
+    types = fields['tokenizer.ggml.token_type'].contents() if 'tokenizer.ggml.token_type' in fields else []
+    # control (3) tokens such as <|endoftext|> stay whole as special tokens, user-defined (4) ones as added tokens
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, k in zip(tokens, types) if k == 3])
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == 4])
+    bos = meta.get('tokenizer.ggml.bos_token_id') if meta.get('tokenizer.ggml.add_bos_token', False) else None
+    return tok, bos, meta.get('tokenizer.ggml.eos_token_id')
+
+
+def pre_tokenizer(pre):
+    """The byte-level pre-tokenizer that the GGUF's tokenizer.ggml.pre names."""
+    from tokenizers import Regex, pre_tokenizers
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=pre in GPT2_SPLIT + DIGITS_SPLIT)
+    if pre in DIGITS_SPLIT:
+        return pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
+    if pre in REGEX_SPLIT:
+        return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(REGEX_SPLIT[pre]), behavior='isolated'), byte_level])
+    if pre in GPT2_SPLIT:
+        return byte_level
+    refuse(f"GGUF pre-tokenizer {pre!r}", f"supported: {', '.join(GPT2_SPLIT + DIGITS_SPLIT + tuple(REGEX_SPLIT))}")
+
+
+def folder_tokenizer(path):
+    """(tokenizers.Tokenizer, bos to prepend or None, eos) from a folder's tokenizer.json."""
+    from tokenizers import Tokenizer
+    folder = resolve(path)
+    file = os.path.join(folder, 'tokenizer.json')
+    if not os.path.exists(file):
+        raise ConfigError(f"{folder} has no tokenizer.json (the `tokenizers` library's file) for its tokenizer")
+    tok = Tokenizer.from_file(file)
+    plain, full = tok.encode('a', add_special_tokens=False).ids, tok.encode('a').ids
+    bos = full[0] if len(full) > len(plain) and full[1:len(plain) + 1] == plain else None  # its template adds a BOS
+    eos = json.load(open(os.path.join(folder, 'config.json'))).get('eos_token_id')
+    return tok, bos, eos[0] if isinstance(eos, list) else eos
+
+
+def tokenizer(path):
+    """The checkpoint's tokenizer as the fields of common.Tokenizer: encode (str -> ids, no special tokens added;
+    special tokens written in the text stay whole), decode, vocab_size, eot (its eos), sep_ids ('.' and newline, for
+    BiPE) and bos (the id to put before each input, or None)."""
+    tok, bos, eos = gguf_tokenizer(path) if str(path).endswith('.gguf') else folder_tokenizer(path)
+    encode = lambda s: tok.encode(s, add_special_tokens=False).ids
+    return dict(name=str(path), vocab_size=tok.get_vocab_size(), eot=eos, sep_ids=[encode('.')[0], encode('\n')[0]],
+                encode=encode, decode=lambda ids: tok.decode(list(ids), skip_special_tokens=False), bos=bos)
