@@ -20,7 +20,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 import pretrained
 from config import ConfigError
-from model import GPTConfig, make_model
+from model import GPT, GPTConfig, make_model
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -83,8 +83,9 @@ class Split:
 def load_split(folder, split):
     path = split_path(folder, split)
     docs = os.path.join(folder, f'{split}_docs.npy')
-    return Split(np.memmap(path, dtype=np.uint16, mode='r'), np.load(docs) if os.path.exists(docs) else None,
-                 load_meta(folder), f'{os.path.basename(os.path.normpath(folder))}:{split}')
+    meta = load_meta(folder)  # a pretrained model's ids of 65,536 and more are uint32 (data.prepare)
+    return Split(np.memmap(path, dtype=meta.get('dtype', 'uint16'), mode='r'),
+                 np.load(docs) if os.path.exists(docs) else None, meta, f'{os.path.basename(os.path.normpath(folder))}:{split}')
 
 
 def document_bounds(docs, n_tokens):
@@ -131,7 +132,7 @@ TOKENIZERS = ('bytes', 'gpt2')
 def get_tokenizer(name):
     """encode: str -> list of ids; decode: ids -> str. sep_ids end a BiPE segment ('.' and newline). A name that is
     a pretrained model's folder, .gguf file or hub name gives that model's tokenizer (pretrained.tokenizer)."""
-    if name not in TOKENIZERS and (os.path.exists(name) or '/' in name):
+    if name not in TOKENIZERS and (os.path.exists(name) or '/' in name or name in pretrained.ALIASES):
         return Tokenizer(**pretrained.tokenizer(name))
     if name == 'bytes':
         # raw UTF-8 bytes; 0 never occurs in real text, so it is free to mark document boundaries
@@ -189,9 +190,21 @@ def read_checkpoint(path, mmap=False):
     return ckpt
 
 
+def load_pretrained(path, **overrides):
+    """A pretrained checkpoint (alias, .gguf, Hugging Face folder; pretrained.py) as load_checkpoint's triple. Its data
+    is data/<corpus>-<model> as data.prepare --tokenizer=<model> writes it; the meta names the model's tokenizer."""
+    model = GPT.from_pretrained(path, **overrides)
+    config = dict(dataset='pycode-' + pretrained.short_name(path), pretrained=str(path))
+    meta = load_meta(data_folder(config['dataset'])) or dict(tokenizer=str(path), vocab_size=model.config.vocab_size)
+    return model, config, meta
+
+
 def load_checkpoint(path, ckpt=None, **overrides):
     """-> (model in eval mode on CPU, training config dict, corpus meta). overrides change model settings that do
-    not touch the weights (e.g. window=, rope_scaling= at evaluation); ckpt: the file's contents when already read."""
+    not touch the weights (e.g. window=, rope_scaling= at evaluation); ckpt: the file's contents when already read.
+    A pretrained model (pretrained.is_pretrained) is converted."""
+    if ckpt is None and pretrained.is_pretrained(path):
+        return load_pretrained(path, **overrides)
     ckpt = ckpt or read_checkpoint(path)
     args = dict(ckpt['model_args'], **overrides)
     unknown = sorted(set(args) - set(GPTConfig.__dataclass_fields__))
@@ -215,12 +228,16 @@ class Run:
     marks evaluation-time overrides in the name (rope-s0+yarn4 in group rope+yarn4)."""
 
     def __init__(self, path, label='', **overrides):
-        self.path = checkpoint_file(path)
-        ckpt = read_checkpoint(self.path)
-        self.model, self.config, self.meta = load_checkpoint(self.path, ckpt, **overrides)
+        if pretrained.is_pretrained(path):  # an alias, .gguf or Hugging Face folder: named after it, never training
+            self.path, ckpt, folder = str(path), {}, pretrained.short_name(path)
+            self.model, self.config, self.meta = load_pretrained(path, **overrides)
+        else:
+            self.path = checkpoint_file(path)
+            ckpt = read_checkpoint(self.path)
+            self.model, self.config, self.meta = load_checkpoint(self.path, ckpt, **overrides)
+            folder = os.path.basename(os.path.dirname(os.path.abspath(self.path)))
         self.iters = ckpt.get('iter_num')  # a checkpoint is saved at every evaluation: this says how far training got
         self.finished = self.iters is None or self.iters >= self.config.get('max_iters', 0)
-        folder = os.path.basename(os.path.dirname(os.path.abspath(self.path)))
         self.name, self.group = folder + label, re.sub(r'-s\d+$', '', folder) + label
         self.L_tr = self.model.config.block_size  # train.py trains on block_size-token windows
         self.pe = self.model.config.pe

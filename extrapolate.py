@@ -79,8 +79,21 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
             logits, _ = model(x)  # the last position only
             out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
         else:
-            out.append(model(x, targets=y, reduction='none')[1][:, -last_k:].reshape(-1))
+            out.append(last_losses(model, x, y, last_k))
     return torch.cat(out).double().numpy()
+
+
+def last_losses(model, x, y, k):
+    """Per-token losses [B, k] of the last k targets. Only those positions reach our GPT's head: a 49k vocabulary's
+    logits at every one of 16k positions would take GBs."""
+    norm = getattr(getattr(model, 'transformer', None), 'ln_f', None)
+    if norm is None:
+        return model(x, targets=y, reduction='none')[1][:, -k:].reshape(-1)
+    keep = norm.register_forward_hook(lambda module, inp, h: h[:, -k:])
+    try:
+        return model(x, targets=y[:, -k:], reduction='none')[1].reshape(-1)
+    finally:
+        keep.remove()
 
 
 @torch.inference_mode()

