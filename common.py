@@ -12,7 +12,7 @@ import resource
 import sys
 import time
 from collections import namedtuple
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import torch
@@ -43,6 +43,27 @@ def precision(device_type, dtype):
     if dtype == 'float32':
         return dtype, nullcontext()
     return dtype, torch.autocast(device_type=device_type, dtype=getattr(torch, dtype))
+
+
+EVAL_DEVICE = dict(device='cpu', dtype='float32')  # the evaluation scripts' options: cuda and bfloat16 for a large model
+
+
+def on_device(model, device='cpu', dtype='float32'):
+    """Run model's forward on `device` under `dtype`'s autocast, taking and giving CPU tensors (outputs in float32),
+    so that the scripts' data and numpy code stay as they are. float32 on the CPU leaves the model untouched."""
+    device = pick_device(device)
+    _, ctx = precision(device.split(':')[0], dtype)
+    if device == 'cpu' and dtype == 'float32':
+        return model
+    forward = model.to(device).forward
+    move = lambda t, where: t.to(where) if torch.is_tensor(t) else t
+
+    def moved(*args, **kw):
+        with ctx:
+            out = forward(*(move(a, device) for a in args), **{k: move(v, device) for k, v in kw.items()})
+        return tuple(None if t is None else t.float().cpu() for t in out)
+    model.forward = moved
+    return model
 
 
 # --------------------------------------------------------------------------------------------
@@ -243,8 +264,9 @@ class Run:
         self.pe = self.model.config.pe
 
 
-def load_runs(patterns, label='', empty_ok=False, **overrides):
-    """Checkpoint paths or glob patterns (out/lm/*-s0) -> [Run], in the order given; equal names get #2, #3.
+def load_runs(patterns, label='', empty_ok=False, device='cpu', dtype='float32', **overrides):
+    """Checkpoint paths or glob patterns (out/lm/*-s0) -> [Run], in the order given; equal names get #2, #3. Their
+    models run on device under dtype (on_device).
     A glob leaves out runs that are still training (so a seed that is not done yet does not enter a mean);
     name such a run without a wildcard to evaluate it anyway. empty_ok: [] rather than an error when all are."""
     runs = []
@@ -265,6 +287,7 @@ def load_runs(patterns, label='', empty_ok=False, **overrides):
                 print(f"note: {p!r} matches {r.path}, left out: saved at iteration {r.iters} of "
                       f"{r.config['max_iters']} (still training?)")
                 continue
+            on_device(r.model, device, dtype)
             runs.append(r)
     if not patterns:
         raise ConfigError("ckpt is empty: give checkpoint files or out/<run> folders, e.g. --ckpt=out/tiny-alibi")
@@ -387,6 +410,20 @@ class Meter:
                     delta_rss_mb=round(self.delta_mb, 1))
 
 
+@contextmanager
+def last_positions(model, k):
+    """Only the last k positions reach the head of our GPT (a model without transformer.ln_f: all of them), so that
+    a forward with targets of the last k tokens scores those alone: a 49k vocabulary's logits at every one of 16k
+    positions would take GBs."""
+    norm = getattr(getattr(model, 'transformer', None), 'ln_f', None)
+    keep = norm.register_forward_hook(lambda module, inp, h: h[:, -k:]) if norm is not None else None
+    try:
+        yield norm is not None
+    finally:
+        if keep is not None:
+            keep.remove()
+
+
 # --------------------------------------------------------------------------------------------
 # Evaluation-time attention variants (extrapolate.py, receptive_field.py, passkey.py): each adds a column
 # next to the unmodified model, through `with model.attention(...)`
@@ -474,7 +511,7 @@ def embedding_grad_norms(model, emb, loss_fn):
         handle.remove()
         for p, f in zip(model.parameters(), flags):
             p.requires_grad_(f)
-    return grads['e'].grad.double().norm(dim=-1)
+    return grads['e'].grad.double().norm(dim=-1).cpu()
 
 
 def cumulative_from_end(s):

@@ -25,8 +25,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import (VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, load_runs, load_split, md_table, plt,
-                    variants, windows, write_outputs)
+from common import (EVAL_DEVICE, VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, last_positions, load_runs, load_split,
+                    md_table, plt, variants, windows, write_outputs)
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -57,6 +57,7 @@ DEFAULTS = dict(
     out_dir='',                 # '' means results/<mode>
     name='',                    # output file stem ('' means ppl_<protocol> or position)
     **VARIANT_DEFAULTS,
+    **EVAL_DEVICE,
 )
 MODES = ('ppl', 'position', 'merge')
 PROTOCOLS = ('last_token', 'nonoverlap', 'sliding')
@@ -84,16 +85,9 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
 
 
 def last_losses(model, x, y, k):
-    """Per-token losses [B, k] of the last k targets. Only those positions reach our GPT's head: a 49k vocabulary's
-    logits at every one of 16k positions would take GBs."""
-    norm = getattr(getattr(model, 'transformer', None), 'ln_f', None)
-    if norm is None:
-        return model(x, targets=y, reduction='none')[1][:, -k:].reshape(-1)
-    keep = norm.register_forward_hook(lambda module, inp, h: h[:, -k:])
-    try:
-        return model(x, targets=y[:, -k:], reduction='none')[1].reshape(-1)
-    finally:
-        keep.remove()
+    """Per-token losses of the last k targets of each row, flattened; only those positions reach the head."""
+    with last_positions(model, k) as cut:
+        return model(x, targets=y[:, -k:] if cut else y, reduction='none')[1][:, -k:].reshape(-1)
 
 
 @torch.inference_mode()
@@ -473,6 +467,7 @@ def main(cfg):
     old = read_reuse(cfg) if mode == 'ppl' else None
     kept, patterns = absent_runs(cfg, old) if old else ([], cfg['ckpt'])
     runs = load_runs(patterns, label=run_label(cfg), empty_ok=bool(kept), regular_impl=cfg['regular_impl'],
+                     device=cfg['device'], dtype=cfg['dtype'],
                      **extend) if patterns or not kept else []
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split']) if runs else None
     out_dir = cfg['out_dir'] or os.path.join('results', mode)

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import torch
 
-from common import (VARIANT_DEFAULTS, Meter, ex_len, get_tokenizer, load_meta, load_runs, md_table, plt, variants,
-                    write_outputs)
+from common import (EVAL_DEVICE, VARIANT_DEFAULTS, Meter, ex_len, get_tokenizer, last_positions, load_meta, load_runs,
+                    md_table, plt, variants, write_outputs)
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -33,6 +33,7 @@ DEFAULTS = dict(
     out_dir='results/passkey',
     name='passkey',             # output file stem
     **VARIANT_DEFAULTS,
+    **EVAL_DEVICE,
 )
 
 # The question ends with the needle's own prefix, so a model that can look back and copy finds the key.
@@ -71,8 +72,9 @@ def score_answers(model, prompts, answers):
     res = [None] * len(prompts)
     for (lp, la), ids in groups.items():
         x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
-        logits, _ = model(x, targets=x, reduction='none')             # targets only to get every position's logits
-        logp = logits[:, lp - 1:lp - 1 + la].float().log_softmax(-1)  # the positions that predict the answer
+        with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: to get their logits
+            logits, _ = model(x, targets=x[:, -la:] if cut else x, reduction='none')
+        logp = logits[:, -la:].float().log_softmax(-1)
         ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
         lp_ans = logp.gather(-1, ans[..., None])[..., 0]
         rank = (logp > lp_ans[..., None]).sum(-1)
@@ -93,7 +95,7 @@ def main(cfg):
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
     tok = get_tokenizer((load_meta(cfg['data_dir']) if cfg['data_dir'] else runs[0].meta).get('tokenizer', 'bytes'))
     small = [r.name for r in runs if r.model.config.vocab_size < tok.vocab_size]
     if small:

@@ -13,8 +13,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import (ERF_MASS, VARIANT_DEFAULTS, Meter, cumulative_from_end, data_of, draw_ends, embedding_grad_norms,
-                    erf_tokens, ex_len, load_runs, load_split, md_table, plt, variants, windows, write_outputs)
+from common import (ERF_MASS, EVAL_DEVICE, VARIANT_DEFAULTS, Meter, cumulative_from_end, data_of, draw_ends,
+                    embedding_grad_norms, erf_tokens, ex_len, load_runs, load_split, md_table, plt, variants, windows, write_outputs)
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -30,6 +30,7 @@ DEFAULTS = dict(
     out_dir='results/erf',
     name='erf',                 # output file stem
     **VARIANT_DEFAULTS,
+    **EVAL_DEVICE,
 )
 
 
@@ -108,7 +109,7 @@ def main(cfg):
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
     out, curves = measure(cfg, runs, split, specs)
     md, fig = report(cfg, runs, specs, out, curves)

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from common import Meter, data_of, draw_ends, ex_len, load_runs, load_split, md_table, plt, windows, write_outputs
+from common import EVAL_DEVICE, Meter, data_of, draw_ends, ex_len, load_runs, load_split, md_table, plt, windows, write_outputs
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -33,6 +33,7 @@ DEFAULTS = dict(
     threads=0,                  # torch CPU threads (0: torch's default)
     out_dir='results/attention',
     name='attention',           # output file stem
+    **EVAL_DEVICE,
 )
 ROWS = ('full', 'last', 'all')
 TAU_GRID = [round(1.0 - 0.05 * i, 2) for i in range(11)]  # thesis Algorithm 1: 1.0, 0.95, ..., 0.5
@@ -118,17 +119,17 @@ def layer0_last_row_logits(model, idx):
     if e is not None:
         x = x + e
     block = model.transformer.h[0]
-    B, T, C = x.shape
-    H = cfg.n_head
-    q, k, _ = block.attn.c_attn(block.ln_1(x)).view(B, T, 3, H, C // H).permute(2, 0, 3, 1, 4)
-    q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True)
+    B, T, _ = x.shape
+    H, n_kv, hd = cfg.n_head, block.attn.n_kv, cfg.head_size
+    q, k, _ = block.attn.c_attn(block.ln_1(x)).view(B, T, -1, hd).transpose(1, 2).split([H, n_kv, n_kv], 1)
+    q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True).repeat_interleave(H // n_kv, dim=1)  # GQA as model.py
     att = (q[:, :, -1:] @ k.transpose(-2, -1))[:, :, 0].float()     # [B, H, T]
     d = (pos.rel[:, -1:] - pos.rel).long()                          # [B, T] distance from the last query
     dist = torch.arange(int(d.max()) + 1, dtype=torch.float32)
     w, b = pe.weight(0, dist), pe.bias(0, dist)
     if w is not None:
         att = att * w[:, d].permute(1, 0, 2)
-    att = att / math.sqrt(C // H)
+    att = att / math.sqrt(hd)
     if b is not None:
         att = att + b[:, d].permute(1, 0, 2)
     if cfg.window > 0:
@@ -139,7 +140,8 @@ def layer0_last_row_logits(model, idx):
 def layer0_closed_form_inputs(model, tokens, ends, L):
     """Thesis 5.6.1: sort each logit vector, average over vectors and heads, centre -> (sigma, P_max of its softmax);
     nan where layer 0 masks keys, which the Gaussian-logit assumption (5.1) cannot describe."""
-    logits = layer0_last_row_logits(model, windows(tokens, np.asarray(ends) - L, L)[0])
+    idx = windows(tokens, np.asarray(ends) - L, L)[0].to(model.transformer.wte.weight.device)
+    logits = layer0_last_row_logits(model, idx).cpu()
     v = logits.sort(dim=-1, descending=True).values.reshape(-1, logits.size(-1)).double().mean(0)
     if not torch.isfinite(v).all():
         return float('nan'), float('nan')
@@ -248,7 +250,7 @@ def main(cfg):
             raise ConfigError(f"{key}={cfg[key]} must be a positive integer")
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'])
+    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
     out = [analyse(r, cfg, split) for r in runs]
     md, fig = ''.join(markdown(res) for res in out), figure(out)

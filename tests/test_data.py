@@ -17,7 +17,7 @@ from data import prepare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = ('train', 'val', 'test')
-META_KEYS = {'tokenizer', 'vocab_size', 'sep_ids', 'eot', 'docs', 'tokens', 'source'}
+META_KEYS = {'tokenizer', 'vocab_size', 'sep_ids', 'eot', 'dtype', 'bos', 'docs', 'tokens', 'source'}
 
 
 def run(*args, env=None):
