@@ -6,12 +6,14 @@ rounds), so that the ratios against pe='none' hold on a shared machine. Training
   python bench.py configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
   python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one biased layer, each implementation
   python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
+  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,8192   # our GPT vs transformers, same weights
 """
 import concurrent.futures
 import ctypes
 import dataclasses
 import math
 import multiprocessing
+import os
 import resource
 import statistics
 import time
@@ -22,11 +24,12 @@ import torch.nn.functional as F
 from common import Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision
 from config import ConfigError, run
 import fastattn
-from model import (AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference, logits,
+import pretrained
+from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference, logits,
                    make_model, n_levels)
 
 DEFAULTS = dict(
-    mode='train',               # train | eval | attention | regular
+    mode='train',               # train | eval | attention | regular | pretrained
     pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing)
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
@@ -38,6 +41,7 @@ DEFAULTS = dict(
     attn_batch=1,               # attention: batch size (16 with lengths=256 is the tiny config's training shape)
     regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
     regular_chunk=2,            # regular: C
+    pretrained='smollm2',       # pretrained: the checkpoint (alias, .gguf, Hugging Face folder) run by us and by transformers
     # the model and batch (a training config sets these; its other keys are ignored here)
     batch_size=16,
     gradient_accumulation_steps=1,
@@ -188,6 +192,40 @@ def bench_eval(cfg, device):
     return out
 
 
+@torch.no_grad()
+def bench_pretrained(cfg, device):
+    """No-grad forward of one length-T input (the last position's logits) through our conversion of a pretrained
+    checkpoint and through transformers' own model of it (its default attention), interleaved; ratios are ours over
+    transformers'. transformers (a test requirement) is imported here only."""
+    import transformers
+    file = pretrained.locate(cfg['pretrained'])
+    dtype, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
+    where = dict(gguf_file=os.path.basename(file)) if file.endswith('.gguf') else {}
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(os.path.dirname(file) if where else pretrained.resolve(file),
+                                                               dtype=torch.float32, **where).to(device).eval()
+    ours = GPT.from_pretrained(file).to(device)
+    run_model = {'transformers': lambda x: theirs(x, use_cache=False, logits_to_keep=1).logits, 'ours': lambda x: ours(x)[0]}
+    rows, out = [], {}
+    for T in cfg['lengths']:
+        x = torch.randint(ours.config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
+
+        def step(name):
+            with ctx:
+                return timed(lambda: run_model[name](x), device)
+        res, ratio = interleaved(list(run_model), cfg['rounds'], cfg['warmup'], step)
+        for name in run_model:
+            out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]))
+        rows.append([T] + [f"{out[n, T]['s']:.2f} s / {out[n, T]['mb']:.0f} MiB" for n in run_model]
+                    + [f"{ratio['ours']:.2f}", f"{out['ours', T]['mb'] / max(out['transformers', T]['mb'], 1e-9):.2f}"])
+        print(f"T={T}: " + ', '.join(f"{n} {out[n, T]['s']:.2f} s {out[n, T]['mb']:.0f} MiB" for n in run_model), flush=True)
+    print(f"\n{cfg['pretrained']} ({ours.get_num_params() / 1e6:.1f}M parameters): no-grad forward, batch 1, on {device} "
+          f"({torch.get_num_threads()} threads, {dtype}); median of {cfg['rounds']} interleaved rounds after "
+          f"{cfg['warmup']}; time / peak memory increase ({'allocated' if device.startswith('cuda') else 'RSS'}); "
+          f"transformers {transformers.__version__}, attention {theirs.config._attn_implementation}\n")
+    print(md_table(['T', 'transformers', 'ours', 'time ours / theirs', 'memory ours / theirs'], rows))
+    return out
+
+
 ATTN_IMPLS = ('causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'fast')
 
 
@@ -297,7 +335,8 @@ def bench_regular(cfg, device):
     return out
 
 
-MODES = {'train': bench_train, 'eval': bench_eval, 'attention': bench_attention, 'regular': bench_regular}
+MODES = {'train': bench_train, 'eval': bench_eval, 'attention': bench_attention, 'regular': bench_regular,
+         'pretrained': bench_pretrained}
 
 
 def main(cfg):

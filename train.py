@@ -24,13 +24,15 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from common import (data_folder, forward_backward, load_meta, optimizer_step, pick_device, precision,
                     read_checkpoint, save_checkpoint, split_path)
+import pretrained
 from config import ConfigError, run
 from model import GPTConfig, make_model
 
 DEFAULTS = dict(
     # I/O
     out_dir='out',
-    init_from='scratch',  # 'scratch', 'resume' (out_dir/ckpt.pt), 'auto' (resume if it exists), or a checkpoint to fine-tune
+    init_from='scratch',  # 'scratch', 'resume' (out_dir/ckpt.pt), 'auto' (resume if it exists), or a checkpoint to fine-tune:
+                          # train.py's, or a pretrained model (smollm2, a .gguf file, a Hugging Face folder or hub name)
     flex=True,  # on CUDA, attention with a bias through FlexAttention (False: SDPA with float masks)
     eval_interval=250,  # estimate losses, write the logs and the checkpoint every this many iterations
     eval_iters=50,  # batches per split in each loss estimate
@@ -89,9 +91,14 @@ def sample_offsets(gen, n_tokens, block_size, n_micro, batch_size):
     return torch.randint(n_tokens - block_size, (n_micro, batch_size), generator=gen)
 
 
+def token_file(path):
+    """The ids of a .bin file, uint16 or (meta.json's dtype) uint32."""
+    return np.memmap(path, dtype=load_meta(os.path.dirname(path)).get('dtype', 'uint16'), mode='r')
+
+
 def get_batch(path, offsets, block_size, device):
     # A fresh memmap per batch: numpy memmaps keep pages referenced and memory creeps up otherwise.
-    data = np.memmap(path, dtype=np.uint16, mode='r')
+    data = token_file(path)
     chunk = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
     x, y = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
     if device.startswith('cuda'):
@@ -211,6 +218,16 @@ def main(cfg):
             dist.destroy_process_group()
 
 
+def source_checkpoint(cfg):
+    """The checkpoint init_from names, as read_checkpoint gives it; a pretrained model is converted (pretrained.py) and
+    its source recorded in the config that the fine-tune's checkpoints save."""
+    if not pretrained.is_pretrained(cfg['init_from']):
+        return read_checkpoint(cfg['init_from'])
+    args, state, info = pretrained.load(cfg['init_from'], GPTConfig.__dataclass_fields__)
+    cfg['pretrained'] = info
+    return dict(model_args=dataclasses.asdict(GPTConfig(**args)), model=state)
+
+
 def build_model(cfg, ckpt_path, master):
     """-> (model, its settings, the checkpoint to resume from or None), by cfg['init_from']: a new model, the one in
     ckpt_path to continue, or a trained one to fine-tune (its weights and architecture, the config's settings that
@@ -229,7 +246,7 @@ def build_model(cfg, ckpt_path, master):
         if master and changed:
             print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
     else:
-        ckpt, src = None, read_checkpoint(cfg['init_from'])
+        ckpt, src = None, source_checkpoint(cfg)
         model_args = dict(src['model_args'], **{k: cfg[k] for k in FINETUNE_KEYS})
         if model_args['rope_scaling'] and not model_args['rope_original_len']:
             model_args['rope_original_len'] = src['model_args']['block_size']  # the extensions count from here
@@ -260,7 +277,7 @@ def _train(cfg, device, ddp, rank, world):
     # --- data ------------------------------------------------------------------------------------
     data_dir = data_folder(cfg['dataset'], cfg['data_dir'])
     paths = {split: split_path(data_dir, split) for split in ('train', 'val')}
-    n_tokens = {split: len(np.memmap(path, dtype=np.uint16, mode='r')) for split, path in paths.items()}
+    n_tokens = {split: len(token_file(path)) for split, path in paths.items()}
     for split, n in n_tokens.items():
         if n <= cfg['block_size'] + 1:
             raise ConfigError(f"{paths[split]} has {n} tokens, not more than block_size+1 = {cfg['block_size'] + 1}")
