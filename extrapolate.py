@@ -6,6 +6,11 @@ Length extrapolation: evaluate models trained on L_tr tokens at L_ex > L_tr toke
   python extrapolate.py --mode=position --ckpt=out/tiny-alibi --length=8             # loss at each position
   python extrapolate.py --ckpt='out/lm/rope-s*' --rope_scaling=yarn --rope_scale=4   # RoPE extension, no fine-tune
   python extrapolate.py --mode=merge --inputs=results/ppl/a.json,results/ppl/b.json --name=ppl_all  # one table
+  python extrapolate.py --ckpt=smollm2 --lengths=0.25,1,2 --n=1 --last_k=128 --rope_scaling=yarn --rope_scale=2
+
+A pretrained model (an alias such as smollm2, a .gguf file, a Hugging Face folder or hub name; pretrained.py) is a
+checkpoint like any other: L_tr is its training length, its data data/pycode-<model> (python -m data.prepare
+--tokenizer=<model>), and --device=cuda --dtype=bfloat16 run it on a GPU.
 
 Lengths are multiples of each checkpoint's training length L_tr (its block_size), or of base_len tokens for every
 run (to compare models trained at different lengths on the same tokens). Runs whose folders differ only by

@@ -5,6 +5,7 @@ counts as found when every one of its tokens is the model's top choice given the
 
   python passkey.py --ckpt=out/tiny-alibi --lengths=0.5,1,2,4
   python passkey.py --ckpt=out/tiny-rope --lengths=1,4 --lm_infinite=True --style=text
+  python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True   # a pretrained model
 
 Lengths are multiples of each checkpoint's training length L_tr; depth 0 puts the key right after the intro, depth 1
 right before the question. Attention variants add panels next to the vanilla model. Writes <out_dir>/<name>.json,

@@ -75,6 +75,12 @@ if [ "$what" = pretrained ]; then
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_ppl_all --inputs=$(for f in ppl yarn ntk dynamic pi; do
     printf 'results/pretrained/smollm2_%s.json,' $f; done | sed 's/,$//')
+  # passkey: one 5-digit key in the middle of the code-style filler, at 2048 and 16384 tokens
+  python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True --out_dir=results/pretrained \
+    --name=smollm2_passkey
+  # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
+  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,8192 --rounds=1 --warmup=0 --threads=1 \
+    | tee results/pretrained/bench.md
 fi
 
 if [ "$what" = bench ]; then

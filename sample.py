@@ -3,6 +3,7 @@ Sample from a trained model, as far beyond its training length as you like.
 
   python sample.py --ckpt=out/tiny-alibi --start="def " --max_new_tokens=2000 --cache_window=256
   python sample.py --ckpt=out/tiny-alibi --start=FILE:prompt.txt --num_samples=3 --temperature=0.8 --top_k=40
+  python sample.py --ckpt=smollm2 --start="def parse(" --top_k=1    # a pretrained model (pretrained.py), greedy
 cache_window=L keeps only the first n_starting tokens and the last L ones in the KV cache (constant memory);
 0 keeps everything.
 """
@@ -14,7 +15,7 @@ from common import get_tokenizer, load_checkpoint, pick_device, precision
 from config import ConfigError, run
 
 DEFAULTS = dict(
-    ckpt='out/tiny-alibi',      # a checkpoint file, or a directory holding ckpt.pt
+    ckpt='out/tiny-alibi',      # a checkpoint file, a directory holding ckpt.pt, or a pretrained model (smollm2, .gguf, HF)
     start='\n',                 # the prompt; FILE:path reads it from a file
     max_new_tokens=500,
     temperature=0.8,
