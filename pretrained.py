@@ -88,6 +88,8 @@ def load(path, fields=None, **overrides):
         folder = resolve(file)
         cfg, tensors = json.load(open(os.path.join(folder, 'config.json'))), None
     args, info = config_args(cfg)
+    if overrides.get('rope_scaling') is not None:  # an extension asked for replaces the checkpoint's, settings and all
+        args = {k: v for k, v in args.items() if not k.startswith('rope_') or k == 'rope_base'}
     if fields is not None:  # refused before the weights are read
         if set(overrides) - set(fields):
             raise ConfigError(f"unknown GPTConfig field(s) {sorted(set(overrides) - set(fields))} in the overrides")

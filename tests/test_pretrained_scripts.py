@@ -1,6 +1,7 @@
 """Every script on a pretrained checkpoint: a tiny random Llama (grouped-query attention, L_tr = 32) saved by
 transformers with a byte-level BPE tokenizer.json, its corpus tokenised by data.prepare. The reference for the numbers
 is transformers' model of the same folder: the last-token loss, the passkey log-probs and greedy sampling."""
+import dataclasses
 import inspect
 import json
 import os
@@ -22,7 +23,7 @@ import temperature
 import train
 from config import ConfigError
 from data import prepare
-from model import GPT
+from model import GPT, GPTConfig
 
 transformers = pytest.importorskip('transformers')
 V, L_TR = 300, 32
@@ -211,3 +212,19 @@ def test_bfloat16_on_device_and_the_bench_mode(llama, capsys):
     out = bench.main(dict(bench.DEFAULTS, mode='pretrained', pretrained=folder, lengths=[16, 48], rounds=1, warmup=0))
     assert set(out) == {(n, T) for n in ('transformers', 'ours') for T in (16, 48)}
     assert 'time ours / theirs' in capsys.readouterr().out
+
+
+def test_an_extension_asked_for_replaces_the_checkpoints_own(tmp_path):
+    """A Llama 3.1-style checkpoint (llama3 scaling, its low/high frequency factors in rope_beta_*): --rope_scaling=yarn
+    at evaluation must not inherit llama3's betas, and it counts from the checkpoint's original length."""
+    cfg = transformers.LlamaConfig(vocab_size=V, hidden_size=32, num_attention_heads=4, num_hidden_layers=1,
+                                   intermediate_size=48, max_position_embeddings=64, rope_parameters=dict(
+                                       rope_type='llama3', factor=4.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                       original_max_position_embeddings=16, rope_theta=10000.0))
+    transformers.LlamaForCausalLM(cfg).save_pretrained(tmp_path)
+    own = GPT.from_pretrained(str(tmp_path)).config
+    assert (own.rope_scaling, own.rope_beta_fast, own.block_size) == ('llama3', 4.0, 16)
+    yarn = GPT.from_pretrained(str(tmp_path), rope_scaling='yarn', rope_scale=2.0).config
+    fresh = GPT.from_pretrained(str(tmp_path), rope_scaling='yarn', rope_scale=2.0, rope_original_len=16).config
+    assert dataclasses.replace(yarn, rope_original_len=16) == fresh and yarn.rope_beta_fast == GPTConfig.rope_beta_fast
+    assert yarn.rope_base == own.rope_base == 10000.0
