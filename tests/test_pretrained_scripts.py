@@ -23,7 +23,7 @@ import temperature
 import train
 from config import ConfigError
 from data import prepare
-from model import GPT, GPTConfig
+from model import GPT, GPTConfig, KVCache
 
 transformers = pytest.importorskip('transformers')
 V, L_TR = 300, 32
@@ -182,6 +182,21 @@ def test_sample_greedy_equals_transformers(llama, tmp_path):
     prompt = common.get_tokenizer(folder).encode('def f(x):\n')
     want = theirs(folder).generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False)
     assert out.tolist() == want.tolist()
+
+
+def test_bounded_cache_with_grouped_query_attention(llama):
+    """sample.py's bounded cache on the converted model (2 KV heads cached for 4 query heads) gives the logits of the
+    full forward under the same Λ mask (first 3 + last 8 tokens)."""
+    model = GPT.from_pretrained(llama[0])
+    idx = torch.randint(0, V, (1, 40), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        with model.attention(local=8, n_starting=3):
+            full = model(idx, targets=idx)[0]
+        cache = KVCache(local=8, n_starting=3)
+        model(idx[:, :10], cache=cache)
+        for t in range(10, 40):
+            torch.testing.assert_close(model(idx[:, t:t + 1], cache=cache)[0][:, -1], full[:, t], atol=1e-5, rtol=0)
+    assert cache.k[0].shape[1:3] == (2, 3 + 8)  # KV heads, cached positions
 
 
 def test_fine_tune_from_a_pretrained_model(llama, tmp_path):
