@@ -28,6 +28,8 @@ DEFAULTS = dict(
     n=10,                       # keys per (length, depth) cell
     digits=5,                   # digits per key
     style='code',               # code | text: the filler and the question
+    rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3 (runs named +<scaling><s>)
+    rope_scale=4.0,             # ... at this factor s
     regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
@@ -96,7 +98,9 @@ def main(cfg):
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
+    extend = dict(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale']) if cfg['rope_scaling'] else {}
+    runs = load_runs(cfg['ckpt'], label=f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if extend else '',
+                     regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'], **extend)
     tok = get_tokenizer((load_meta(cfg['data_dir']) if cfg['data_dir'] else runs[0].meta).get('tokenizer', 'bytes'))
     small = [r.name for r in runs if r.model.config.vocab_size < tok.vocab_size]
     if small:

@@ -148,6 +148,11 @@ def test_passkey_scores_equal_transformers(llama, tmp_path):
     out = passkey.main(dict(passkey.DEFAULTS, ckpt=[folder], lengths=[1.0, 2.0], depths=[0.0, 1.0], n=2, digits=2,
                             lm_infinite=True, out_dir=str(tmp_path)))
     assert [r['variant'] for r in out] == ['vanilla', 'LM-Inf(n_start=10)'] and out[0]['L_tr'] == L_TR
+    same = dict(passkey.DEFAULTS, ckpt=[folder], lengths=[2.0], depths=[0.5], n=2, digits=2, out_dir=str(tmp_path))
+    plain, yarn = passkey.main(same)[0], passkey.main(dict(same, rope_scaling='yarn', rope_scale=2.0))[0]
+    assert yarn['ckpt'] == 'tiny-llama+yarn2' and plain['ckpt'] == 'tiny-llama'
+    assert yarn['cells'][0]['prompt_tokens'] == plain['cells'][0]['prompt_tokens']
+    assert yarn['cells'][0]['mean_logprob'] != pytest.approx(plain['cells'][0]['mean_logprob'], abs=1e-4)
 
 
 def test_temperature_with_grouped_query_attention(llama, tmp_path):
