@@ -78,6 +78,10 @@ if [ "$what" = pretrained ]; then
   # passkey: one 5-digit key in the middle of the code-style filler, at 2048 and 16384 tokens
   python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True --out_dir=results/pretrained \
     --name=smollm2_passkey
+  for s in yarn dynamic; do
+    python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --rope_scaling=$s --rope_scale=2 \
+      --out_dir=results/pretrained --name=smollm2_passkey_$s
+  done
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,8192 --rounds=1 --warmup=0 --threads=1 \
     | tee results/pretrained/bench.md
