@@ -83,7 +83,7 @@ if [ "$what" = pretrained ]; then
       --out_dir=results/pretrained --name=smollm2_passkey_$s
   done
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
-  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,8192 --rounds=1 --warmup=0 --threads=1 \
+  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=256,2048,8192 --rounds=1 --warmup=0 --threads=1 \
     | tee results/pretrained/bench.md
 fi
 
