@@ -62,9 +62,11 @@ def locate(name):
 
 
 def is_pretrained(path):
-    """A pretrained checkpoint rather than one of train.py's: an alias, a .gguf file or a Hugging Face folder."""
+    """A pretrained checkpoint rather than one of train.py's: an alias, a .gguf file, a Hugging Face folder or a hub
+    name (org/name where org is no folder here)."""
     path = str(path)
-    return path in ALIASES or path.endswith('.gguf') or (
+    hub = re.fullmatch(r'[\w.-]+/[\w.-]+', path) and not os.path.exists(path.split('/')[0])  # org/name, not out/run
+    return bool(hub) or path in ALIASES or path.endswith('.gguf') or (
         os.path.isdir(path) and os.path.exists(os.path.join(path, 'config.json'))
         and not os.path.exists(os.path.join(path, 'ckpt.pt')))
 
@@ -116,8 +118,9 @@ def resolve(path):
         from huggingface_hub import snapshot_download
         return snapshot_download(str(path), allow_patterns=HUB_FILES)
     except Exception as e:
-        raise ConfigError(f"cannot download {path!r} from the Hugging Face hub ({type(e).__name__}); offline, pass a "
-                          f"local folder (config.json + *.safetensors) or a .gguf file") from None
+        raise ConfigError(f"{path!r} is no file or folder here and cannot download {path!r} from the Hugging Face hub "
+                          f"({type(e).__name__}); offline, pass a local folder (config.json + *.safetensors), a .gguf "
+                          f"file or a train.py checkpoint") from None
 
 
 def read_safetensors(folder):

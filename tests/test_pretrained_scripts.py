@@ -74,6 +74,8 @@ def test_aliases_and_what_counts_as_pretrained(llama, tmp_path):
     os.makedirs(tmp_path / 'run')
     (tmp_path / 'run' / 'ckpt.pt').write_bytes(b'')
     assert not pretrained.is_pretrained(str(tmp_path / 'run'))  # train.py's folder
+    assert pretrained.is_pretrained('Qwen/Qwen2.5-0.5B') and not pretrained.is_pretrained('tests/no-such-run')
+    assert not pretrained.is_pretrained('out/lm/rope-s*')
     try:
         path = pretrained.locate('smollm2')
     except ConfigError as e:  # the package is not installed: the error says how to get it
