@@ -85,6 +85,8 @@ if [ "$what" = pretrained ]; then
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   python bench.py --mode=pretrained --pretrained=smollm2 --lengths=256,2048,8192 --rounds=1 --warmup=0 --threads=1 \
     | tee results/pretrained/bench.md
+  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048 --rounds=5 --warmup=1 --threads=1 \
+    | tee results/pretrained/bench_2048.md
 fi
 
 if [ "$what" = bench ]; then
