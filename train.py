@@ -205,7 +205,12 @@ def main(cfg):
     else:
         rank, world = 0, 1
     try:
-        return _train(cfg, device, ddp, rank, world)
+        rows = _train(cfg, device, ddp, rank, world)
+        if ddp:
+            # rank 0 may still be evaluating, saving and plotting: the others wait here, or tearing the group down
+            # under it aborts them at exit (SIGABRT) and torchrun then kills rank 0 before its final save
+            dist.barrier()
+        return rows
     finally:
         if ddp:
             dist.destroy_process_group()
