@@ -89,10 +89,13 @@ def sample_offsets(gen, n_tokens, block_size, n_micro, batch_size):
     return torch.randint(n_tokens - block_size, (n_micro, batch_size), generator=gen)
 
 
-def get_batch(path, offsets, block_size, device):
+def get_batch(path, offsets, block_size, device, vocab_size=None):
     # A fresh memmap per batch: numpy memmaps keep pages referenced and memory creeps up otherwise.
     data = np.memmap(path, dtype=np.uint16, mode='r')
     chunk = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
+    if vocab_size is not None and chunk.max() >= vocab_size:  # on CPU, before an index error deep in the model
+        raise ConfigError(f"{path} holds token id {int(chunk.max())}, but vocab_size={vocab_size} allows ids "
+                          f"0..{vocab_size - 1}; leave vocab_size unset to take meta.json's, or set it larger")
     x, y = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
     if device.startswith('cuda'):
         return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
@@ -110,7 +113,7 @@ def estimate_loss(model, paths, n_tokens, cfg, ctx, device):
         losses = []
         for _ in range(cfg['eval_iters']):
             offsets = sample_offsets(gen, n_tokens[split], cfg['block_size'], 1, cfg['batch_size'])[0]
-            x, y = get_batch(paths[split], offsets, cfg['block_size'], device)
+            x, y = get_batch(paths[split], offsets, cfg['block_size'], device, cfg['vocab_size'])
             with ctx:
                 _, loss = model(x, y)
             losses.append(loss.item())
@@ -173,6 +176,11 @@ def plot_losses(rows, path, bytes_tokenizer, title=''):
     plt.close(fig)
 
 
+def kept(ckpt_path):
+    return (f"the last good checkpoint {ckpt_path} is left as it was" if os.path.exists(ckpt_path)
+            else f"no checkpoint was written ({ckpt_path} does not exist)")
+
+
 def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
@@ -181,8 +189,13 @@ def check_choices(cfg):
                               + (', or an existing checkpoint to fine-tune' if key == 'init_from' else ''))
     for key in ('max_iters', 'eval_interval', 'eval_iters', 'log_interval', 'batch_size',
                 'gradient_accumulation_steps'):
-        if cfg[key] < (0 if key == 'max_iters' else 1):
+        if cfg[key] < 1:  # max_iters=0 would save no checkpoint
             raise ConfigError(f"{key}={cfg[key]} must be positive")
+    for key in ('warmup_iters', 'lr_decay_iters', 'grad_clip', 'learning_rate', 'min_lr', 'weight_decay'):
+        if cfg[key] is not None and cfg[key] < 0:
+            raise ConfigError(f"{key}={cfg[key]} must be >= 0" + (' (0: no clipping)' if key == 'grad_clip' else ''))
+    if os.path.exists(cfg['out_dir']) and not os.path.isdir(cfg['out_dir']):
+        raise ConfigError(f"out_dir={cfg['out_dir']!r} is a file; it must be a folder (made if missing)")
     # the model settings, before any data is read: a bad one fails at once, naming the value
     GPTConfig(**{f.name: cfg[f.name] for f in dataclasses.fields(GPTConfig) if cfg.get(f.name) is not None})
 
@@ -241,6 +254,11 @@ def build_model(cfg, ckpt_path, master):
         if master:
             print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
                   + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))
+            ignored = sorted(k for k, v in src['model_args'].items() if k in cfg and cfg[k] is not None
+                             and k not in FINETUNE_KEYS + ('vocab_size', 'bipe_sep_ids') and cfg[k] != v)
+            if ignored:  # the weights fix these; say so rather than train something else than asked
+                print("note: fine-tuning keeps the checkpoint's architecture; these settings are not used: "
+                      + ', '.join(f"{k}={cfg[k]!r} (checkpoint: {src['model_args'][k]!r})" for k in ignored))
     model = make_model(GPTConfig(**model_args))
     model.load_state_dict((ckpt or src)['model'])
     return model, model_args, ckpt
@@ -274,6 +292,9 @@ def _train(cfg, device, ddp, rank, world):
         if 'vocab_size' not in meta:
             raise ConfigError(f"vocab_size is not set and {os.path.join(data_dir, 'meta.json')} does not give it")
         cfg['vocab_size'] = meta['vocab_size']
+    elif cfg['vocab_size'] < meta.get('vocab_size', 0):
+        raise ConfigError(f"vocab_size={cfg['vocab_size']} is smaller than the {meta['vocab_size']} ids of the "
+                          f"tokenizer of {data_dir} (meta.json); leave it unset or set it >= {meta['vocab_size']}")
     if cfg['bipe_sep_ids'] is None:
         cfg['bipe_sep_ids'] = meta.get('sep_ids', GPTConfig.bipe_sep_ids)
     cfg['bipe_sep_ids'] = tuple(cfg['bipe_sep_ids'])
@@ -329,7 +350,7 @@ def _train(cfg, device, ddp, rank, world):
                 losses = estimate_loss(eval_model, paths, n_tokens, cfg, ctx, device)
                 if not all(map(math.isfinite, losses.values())):
                     raise FloatingPointError(f"non-finite loss estimate {losses} at iter {iter_num}; stopping, "
-                                             f"the last good checkpoint {ckpt_path} is left as it was")
+                                             + kept(ckpt_path))
                 best_val_loss = min(best_val_loss, losses['val'])
                 row = dict(iter=iter_num, train_loss=losses['train'], val_loss=losses['val'], lr=lr,
                            time=time.time() - t_start)
@@ -349,7 +370,7 @@ def _train(cfg, device, ddp, rank, world):
         t0 = time.time()
         offsets = sample_offsets(data_gen, n_tokens['train'], cfg['block_size'],
                                  cfg['gradient_accumulation_steps'], cfg['batch_size'])
-        batches = [get_batch(paths['train'], o, cfg['block_size'], device)
+        batches = [get_batch(paths['train'], o, cfg['block_size'], device, cfg['vocab_size'])
                    for o in offsets[rank * n_micro:(rank + 1) * n_micro]]
         loss = forward_backward(train_model, batches, ctx, scaler)
         if ddp:  # so that every process sees the same loss, logs it, and stops together on NaN
@@ -357,8 +378,7 @@ def _train(cfg, device, ddp, rank, world):
             loss = loss / world
         lossf = loss.item()
         if not math.isfinite(lossf):
-            raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, "
-                                     f"the last good checkpoint {ckpt_path} is left as it was")
+            raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, " + kept(ckpt_path))
         optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
         dt = time.time() - t0
         if master and iter_num % cfg['log_interval'] == 0:

@@ -76,10 +76,33 @@ def write_corpus(out_dir, docs, tok, source, batch=256):
     """docs yields (split, text); writes the bins, the doc offsets and meta.json into out_dir, returns meta."""
     if tok.vocab_size > 2**16:
         raise ConfigError(f"tokenizer {tok.name} has {tok.vocab_size} ids; the .bin files hold uint16 (at most 65536)")
+    # everything goes into a sibling folder first: a run stopped halfway (an error, a kill, a full disk) leaves the
+    # previous corpus whole; only install() below touches out_dir
+    final, out_dir = out_dir, os.path.join(os.path.dirname(os.path.abspath(out_dir)),
+                                           f'.{os.path.basename(os.path.abspath(out_dir))}.tmp{os.getpid()}')
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    try:
+        meta = _write(out_dir, docs, tok, source, batch)
+        install(out_dir, final)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return meta
+
+
+def install(tmp, out_dir):
+    """Move the files of tmp into out_dir, meta.json last and the old one removed first: the readers refuse a folder
+    without meta.json, so not even a kill between two renames lets them read old offsets beside new tokens."""
     os.makedirs(out_dir, exist_ok=True)
     meta_path = os.path.join(out_dir, 'meta.json')
-    if os.path.exists(meta_path):  # written last, so a run that fails halfway leaves no meta beside half-new bins
+    if os.path.exists(meta_path):
         os.remove(meta_path)
+    for name in sorted(os.listdir(tmp), key=lambda n: n == 'meta.json'):
+        os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
+
+
+def _write(out_dir, docs, tok, source, batch):
+    meta_path = os.path.join(out_dir, 'meta.json')
     encode, eot = batch_encoder(tok), np.array([tok.eot], dtype=np.uint16)
     starts, ntok, skipped = {s: [] for s in SPLITS}, {s: 0 for s in SPLITS}, 0
     files = {s: open(os.path.join(out_dir, f'{s}.bin'), 'wb') for s in SPLITS}
