@@ -365,6 +365,19 @@ def write_outputs(out_dir, stem, data, markdown=None, fig=None):
     return base
 
 
+def check_memory(nbytes, what):
+    """Refuse up front, with the estimate, what would need more memory than the machine has free (MemAvailable of
+    /proc/meminfo; no check where that is unknown): a one-line error instead of the kernel's OOM kill."""
+    try:
+        with open('/proc/meminfo') as f:
+            free = int(re.search(r'MemAvailable:\s+(\d+)', f.read()).group(1)) * 1024
+    except (OSError, AttributeError):
+        return
+    if nbytes > free:
+        raise ConfigError(f"{what} needs about {nbytes / 2**30:,.1f} GiB of memory, more than the {free / 2**30:.1f} GiB "
+                          f"available here; use a smaller one")
+
+
 def _status_kb(field):
     try:
         with open('/proc/self/status') as f:

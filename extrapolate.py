@@ -191,8 +191,23 @@ def read_reuse(cfg):
         return None
     if not os.path.isfile(cfg['reuse']):
         raise ConfigError(f"reuse={cfg['reuse']!r} does not exist: give a JSON that extrapolate.py wrote")
-    with open(cfg['reuse']) as f:
-        return json.load(f)
+    return read_ppl_json(cfg['reuse'], 'reuse')
+
+
+def read_ppl_json(path, key):
+    """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing key)."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except ValueError as e:
+        raise ConfigError(f"{key}: {path} is not JSON ({e})") from None
+    fields = ('command', 'protocol', 'bits_unit', 'settings', 'lengths', 'L_tr', 'description', 'results', 'groups')
+    rows_ok = isinstance(data, dict) and isinstance(data.get('results'), list) and all(
+        isinstance(r, dict) and {'ckpt', 'variant', 'mult'} <= set(r) for r in data['results'])
+    if not rows_ok or not all(k in data for k in fields):
+        raise ConfigError(f"{key}: {path} is not a ppl JSON of extrapolate.py (it needs {', '.join(fields)}, and rows "
+                          f"with ckpt, variant, mult)")
+    return data
 
 
 def run_folder(pattern):
@@ -366,8 +381,7 @@ def merge(cfg):
     for path in cfg['inputs']:
         if not os.path.isfile(path):
             raise ConfigError(f"inputs: no file {path!r}")
-        with open(path) as f:
-            parts.append(json.load(f))
+        parts.append(read_ppl_json(path, 'inputs'))
     for path, p in zip(cfg['inputs'], parts):
         if p.get('settings') != parts[0].get('settings') or p.get('lengths') != parts[0].get('lengths'):
             raise ConfigError(f"inputs: {path} was made with other settings or lengths than {cfg['inputs'][0]}")

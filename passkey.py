@@ -88,6 +88,8 @@ def main(cfg):
         raise ConfigError(f"style={cfg['style']!r}; allowed: {', '.join(PASSKEY_STYLES)}")
     if not cfg['depths'] or any(not 0 <= d <= 1 for d in cfg['depths']):
         raise ConfigError(f"depths={cfg['depths']}: expected numbers in [0, 1]")
+    if not cfg['lengths'] or min(cfg['lengths']) <= 0:
+        raise ConfigError(f"lengths={cfg['lengths']}: expected positive multiples of L_tr")
     if cfg['n'] < 1 or cfg['digits'] < 1:
         raise ConfigError(f"n={cfg['n']} and digits={cfg['digits']} must be positive")
     if cfg['threads'] > 0:
@@ -109,6 +111,7 @@ def main(cfg):
     for r in runs:
         for label, kw in specs:
             acc, lp, cells = np.zeros((len(lengths), len(depths))), np.zeros((len(lengths), len(depths))), []
+            over = {}  # length multiple -> the tokens of a prompt that needs more than it
             try:
                 with Meter() as meter:
                     for i, m in enumerate(lengths):
@@ -116,25 +119,29 @@ def main(cfg):
                         with r.model.attention(**kw(r.L_tr, m)):
                             for j, depth in enumerate(depths):
                                 made = [passkey_prompt(cfg['style'], L, depth, k, tok.encode) for k in keys]
-                                if j == 0 and len(made[0][0]) + len(made[0][1]) - 1 > L:
-                                    print(f"note: the {cfg['style']!r} prompt and key take "
-                                          f"{len(made[0][0]) + len(made[0][1]) - 1} tokens without fillers, more than L_ex={L}")
+                                seen = len(made[0][0]) + len(made[0][1]) - 1
+                                if seen > L and m not in over:  # labelled by what the model saw
+                                    print(f"note: the {cfg['style']!r} prompt and key take {seen} tokens without "
+                                          f"fillers, more than {m:g} x L_tr = {L}: its rows say L_ex={seen}")
+                                    over[m] = seen
                                 res = score_answers(r.model, [p for p, _, _ in made], [a for _, a, _ in made])
                                 acc[i, j] = np.mean([x['exact'] for x in res])
                                 lp[i, j] = np.mean([x['logprob'] for x in res])
-                                cells.append(dict(mult=m, L_ex=L, depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
+                                cells.append(dict(mult=m, L_ex=max(L, seen), depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
                                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
                                                   mean_rank=float(np.mean([x['rank'] for x in res])),
                                                   prompt_tokens=len(made[0][0])))
-                        print(f"{r.name:>18} {label:>16} L_ex={L}: accuracy by depth {acc[i].round(2).tolist()}, "
+                        print(f"{r.name:>18} {label:>16} L_ex={over.get(m, L)}: accuracy by depth {acc[i].round(2).tolist()}, "
                               f"mean log-prob of the key tokens {lp[i].mean():.3f}", flush=True)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
+                if isinstance(e, ConfigError):  # a bad setting of the command line, not this run's limit
+                    raise
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
             out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label, cells=cells, **meter.record()))
             md += (f"### {r.name} [{label}]: exact-match accuracy (greedy) / mean log-prob per key token\n\n"
                    + md_table(['L_ex / L_tr'] + [f'depth {d:g}' for d in depths],
-                              [[f'{m:g}'] + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
+                              [[f'{m:g}' + (f' (L_ex={over[m]})' if m in over else '')] + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
                                for i, m in enumerate(lengths)]) + '\n')
             for row, (vals, lim, what) in enumerate([(acc, (0, 1), 'accuracy'), (lp, lp_range, 'log-prob')]):
                 ax = axes[row, len(out) - 1]
