@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from config import ConfigError, parse_config
+from config import ConfigError, run
 
 DEFAULTS = dict(
     script='train.py',          # the script each run executes
@@ -118,7 +118,4 @@ def main(cfg):
 
 
 if __name__ == '__main__':
-    try:
-        main(parse_config(DEFAULTS, sys.argv[1:]))
-    except ConfigError as e:
-        sys.exit(f'error: {e}')
+    run(main, DEFAULTS, __doc__)
