@@ -189,7 +189,7 @@ def save_checkpoint(obj, path):
     try:
         torch.save(obj, tmp)
         os.replace(tmp, path)
-    except (RuntimeError, OSError) as e:  # a full disk or a file-size limit; torch's own error says only 'file write failed'
+    except (RuntimeError, OSError) as e:  # a full disk or a file-size limit; torch's own message does not say so
         old = 'the previous checkpoint is left as it was' if os.path.exists(path) else 'no checkpoint was written'
         raise OSError(f"cannot write checkpoint {path} (disk full or a file-size limit? {type(e).__name__}: "
                       f"{str(e).splitlines()[0][:100] if str(e) else ''}); {old}") from None
@@ -374,8 +374,8 @@ def check_memory(nbytes, what):
     except (OSError, AttributeError):
         return
     if nbytes > free:
-        raise ConfigError(f"{what} needs about {nbytes / 2**30:,.1f} GiB of memory, more than the {free / 2**30:.1f} GiB "
-                          f"available here; use a smaller one")
+        raise ConfigError(f"{what} needs about {nbytes / 2**30:,.1f} GiB of memory, more than the "
+                          f"{free / 2**30:.1f} GiB available here; use a smaller one")
 
 
 def _status_kb(field):

@@ -103,7 +103,7 @@ def measure(r, length):
               f"nothing to plot")
         return None
     D = ex_len(length, r.L_tr) - 1
-    # ~100 bytes per (layer, head, distance) measured (tables, their float64 copies, JSON lists, the plot); 128 to be safe
+    # ~100 bytes per (layer, head, distance), measured (tables, float64 copies, JSON lists, plot); 128 to be safe
     check_memory(128 * r.model.depth(D + 1) * r.model.config.n_head * (D + 1),
                  f"length={length:g} ({D + 1:,} distances of {r.name})")
     tables = distinct_tables(kernel_tables(r.model, D))

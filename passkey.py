@@ -127,7 +127,8 @@ def main(cfg):
                                 res = score_answers(r.model, [p for p, _, _ in made], [a for _, a, _ in made])
                                 acc[i, j] = np.mean([x['exact'] for x in res])
                                 lp[i, j] = np.mean([x['logprob'] for x in res])
-                                cells.append(dict(mult=m, L_ex=max(L, seen), depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
+                                cells.append(dict(mult=m, L_ex=max(L, seen), depth=depth, accuracy=acc[i, j],
+                                                  mean_logprob=lp[i, j],
                                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
                                                   mean_rank=float(np.mean([x['rank'] for x in res])),
                                                   prompt_tokens=len(made[0][0])))
@@ -141,7 +142,8 @@ def main(cfg):
             out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label, cells=cells, **meter.record()))
             md += (f"### {r.name} [{label}]: exact-match accuracy (greedy) / mean log-prob per key token\n\n"
                    + md_table(['L_ex / L_tr'] + [f'depth {d:g}' for d in depths],
-                              [[f'{m:g}' + (f' (L_ex={over[m]})' if m in over else '')] + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
+                              [[f'{m:g}' + (f' (L_ex={over[m]})' if m in over else '')]
+                               + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
                                for i, m in enumerate(lengths)]) + '\n')
             for row, (vals, lim, what) in enumerate([(acc, (0, 1), 'accuracy'), (lp, lp_range, 'log-prob')]):
                 ax = axes[row, len(out) - 1]

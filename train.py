@@ -378,7 +378,8 @@ def _train(cfg, device, ddp, rank, world):
             loss = loss / world
         lossf = loss.item()
         if not math.isfinite(lossf):
-            raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, " + kept(ckpt_path))
+            raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, "
+                                     + kept(ckpt_path))
         optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
         dt = time.time() - t0
         if master and iter_num % cfg['log_interval'] == 0:
