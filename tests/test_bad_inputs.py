@@ -88,7 +88,7 @@ CASES = [
     ('train', TRAIN + ['--learning_rate=1e30', '--max_iters=4'], ['non-finite', 'no checkpoint was written']),
     ('extrapolate', EVAL + ['--rope_scaling=yarn'], ["rope_scaling='yarn'", "pe='alibi'", 'rotary']),
     ('passkey', ['--ckpt={ckpt}', '--lengths=0', '--out_dir={tmp}/pk'], ['lengths=[0.0]', 'positive']),
-    ('kernels', ['--ckpt={ckpt}', '--length=1e7', '--out_dir={tmp}/k'], ['length=1e+07', 'GiB']),
+    ('kernels', ['--ckpt={ckpt}', '--length=1e9', '--out_dir={tmp}/k'], ['length=1e+09', 'GiB']),  # ~8 TB
 ]
 
 
