@@ -360,3 +360,109 @@ def test_flex_route_equals_the_reference_on_unit_scale_inputs(pe, setup, monkeyp
     assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
     monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
     assert fastattn.route(q, pe_, call, o) == 'flex'
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The non-CPU paths: sdpa_lse's explicit branch runs here too; FlexAttention's backward and bf16 need a GPU.
+# ------------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('explicit', [False, True])
+@pytest.mark.parametrize('masked', [False, True])
+def test_sdpa_lse_equals_a_direct_softmax(explicit, masked):
+    """Both branches of fastattn.sdpa_lse (the CPU flash kernel; the explicit one other devices take), causal or with
+    a mask holding -inf (one row sees no key: lse -inf, output 0 in the explicit branch)."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 9, 8) for _ in range(3))
+    mask = torch.randn(9, 9).masked_fill(torch.rand(9, 9) < 0.3, float('-inf')) if masked else None
+    out, lse = fastattn.sdpa_lse(q, k, v, mask, 0.4, causal=not masked, explicit=explicit)
+    att = (q @ k.transpose(-2, -1)) * 0.4
+    att = att + mask if masked else att.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float('-inf'))
+    seen = torch.isfinite(att).any(-1)
+    want = att.softmax(-1).nan_to_num() @ v
+    assert torch.allclose(out[seen], want[seen], atol=1e-5)
+    assert torch.allclose(lse[seen], att.logsumexp(-1)[seen], atol=1e-5)
+    if explicit and masked:
+        mask[4] = float('-inf')
+        out, lse = fastattn.sdpa_lse(q, k, v, mask, 0.4, causal=False, explicit=True)
+        assert (lse[..., 4] == float('-inf')).all() and (out[..., 4, :] == 0).all()
+
+
+@pytest.mark.parametrize('parts', ['', 'b', 'p'])
+def test_tiles_through_the_explicit_kernel_equal_a_direct_computation(parts, monkeypatch):
+    """tiled_attention as a GPU runs it: every SDPA tile through sdpa_lse's explicit branch."""
+    real = fastattn.sdpa_lse
+    monkeypatch.setattr(fastattn, 'sdpa_lse', lambda *a, **kw: real(*a, **kw, explicit=True))
+    torch.manual_seed(0)
+    B, H, T, D = 2, 3, 75, 8
+    q, k, v = [torch.randn(B, H, T, D) for _ in range(3)]
+    tb = torch.randn(H, T)
+    bias = (lambda d: tb[:, :len(d)]) if 'b' in parts else None
+    pot = torch.randn(B, H, T).cumsum(-1) if 'p' in parts else None
+    for window in (0, 23):
+        out, lse = fastattn.tiled_attention(q, k, v, 0.3, bias, None, pot, window, 16)
+        want, want_lse = direct(q, k, v, 0.3, bias, None, pot, window)
+        assert torch.allclose(out, want, atol=1e-5) and torch.allclose(lse, want_lse, atol=1e-4)
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
+
+
+def loss_and_grads(model, idx, **opts):
+    model.zero_grad()
+    with model.attention(**opts):
+        loss = model(idx, targets=idx)[1]
+    loss.backward()
+    return loss.detach().float(), {n: p.grad.float().clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@cuda
+@pytest.mark.parametrize('pe', ['alibi', 't5', 'kerple_biaswht', 'gauss_wht1', 'fox', 'bipe_alibi', 'rope'])
+@pytest.mark.parametrize('opts', [dict(), dict(local=9, n_starting=2)])
+def test_cuda_training_through_flex_equals_reference(pe, opts):
+    """CUDA training takes the compiled FlexAttention route (forward and backward): the loss and every gradient,
+    the positional parameters' included, equal the reference's."""
+    model = tiny(pe).cuda().train()
+    idx = torch.randint(3, 64, (2, 80), device='cuda')
+    idx[:, ::7] = 1
+    with fastattn.recording() as taken:
+        l1, g1 = loss_and_grads(model, idx, **opts)
+    assert 'flex' in taken or not opts and pe == 'rope', taken
+    l2, g2 = loss_and_grads(model, idx, impl='plain', **opts)
+    assert torch.allclose(l1, l2, atol=1e-4) and g1.keys() == g2.keys()
+    assert {n for n, _ in model.named_parameters() if n.startswith('pe.')} <= g1.keys()  # positional ones too
+    for n in g1:
+        assert torch.allclose(g1[n], g2[n], atol=1e-4, rtol=1e-3), (n, (g1[n] - g2[n]).abs().max())
+
+
+@cuda
+@pytest.mark.parametrize('pe', ['alibi', 'kerple_log', 'fox', 'rope', 'fire'])
+def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
+    """bf16 autocast, as train.py runs on a GPU: every route's logits within bf16's precision of the float32
+    reference, in inference and with gradients."""
+    model = tiny(pe).cuda()
+    idx = torch.randint(3, 64, (2, 80), device='cuda')
+    idx[:, ::7] = 1
+    with torch.no_grad():
+        ref = logits(model, idx, impl='plain')
+        with torch.autocast('cuda', dtype=torch.bfloat16):
+            fast = logits(model, idx, local=16, n_starting=2), logits(model, idx)
+        ref_lambda = logits(model, idx, impl='plain', local=16, n_starting=2)
+    for got, want in zip(fast, (ref_lambda, ref)):
+        assert torch.isfinite(got).all() and (got.float() - want).abs().max() < 0.05 * want.abs().max()
+    model.train()
+    with torch.autocast('cuda', dtype=torch.bfloat16):
+        loss = model(idx, targets=idx)[1]
+    loss.backward()
+    with torch.no_grad():
+        want = logits(model.eval(), idx, impl='plain')
+    assert abs(loss.item() - torch.nn.functional.cross_entropy(want.flatten(0, 1), idx.flatten()).item()) < 0.05
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+@cuda
+def test_cuda_sdpa_lse_equals_the_cpu_kernel():
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 33, 8) for _ in range(3))
+    want = fastattn.sdpa_lse(q, k, v, None, 0.4, causal=True)
+    got = fastattn.sdpa_lse(q.cuda(), k.cuda(), v.cuda(), None, 0.4, causal=True)
+    assert all(torch.allclose(a.cpu(), b, atol=1e-5) for a, b in zip(got, want))
