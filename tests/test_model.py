@@ -439,3 +439,36 @@ def test_generate_far_beyond_block_size_with_bounded_cache():
     assert out.shape == (1, 103)
     with pytest.raises(ValueError, match='positions 0..15 only'):
         tiny('learned').generate(torch.zeros(1, 3, dtype=torch.long), 20)
+
+
+def lambda_logits(model, idx, local, n_starting):
+    """The last position's logits of a full forward under the Λ mask: what a bounded cache must reproduce."""
+    with torch.no_grad(), model.attention(local=local, n_starting=n_starting, impl='plain'):
+        return all_logits(model, idx)[:, -1]
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'rope', 'fox'])
+def test_greedy_generation_equals_argmax_of_lambda_masked_forwards(pe):
+    """top_k=1 with a bounded cache (first 2 + last 8 tokens) picks, at every step, the argmax of a full forward of
+    the text so far under the Λ mask: the cache holds the right tokens at the right positions, starting tokens too."""
+    model = helpers.tiny(pe, strong=True, build=GPT)
+    prompt = torch.randint(3, 64, (2, 5))
+    out = model.generate(prompt, 30, top_k=1, cache_window=8, n_starting=2)
+    assert torch.equal(out[:, :5], prompt)
+    for t in range(5, 35):
+        assert torch.equal(out[:, t], lambda_logits(model, out[:, :t], 8, 2).argmax(-1)), t
+
+
+def test_sampled_tokens_stay_in_the_top_k():
+    model = helpers.tiny('alibi', strong=True, build=GPT)
+    torch.manual_seed(3)
+    out = model.generate(torch.randint(3, 64, (4, 3)), 25, temperature=2.0, top_k=3, cache_window=8, n_starting=2)
+    ranks = []
+    for t in range(3, 28):
+        order = lambda_logits(model, out[:, :t], 8, 2).argsort(-1, descending=True)
+        ranks += (order == out[:, t:t + 1]).float().argmax(-1).tolist()
+    assert max(ranks) <= 2 and min(ranks) == 0 and len(set(ranks)) == 3  # inside the top 3, and not only the top 1
+    logits = torch.tensor([[0.0, 3.0, 1.0, 2.9, -1.0]]).repeat(2000, 1)
+    drawn = GPT.sample_next(logits, 1.0, 2).flatten()
+    share = (drawn == 1).float().mean()  # tokens 1 and 3 only, in the ratio e^3 : e^2.9
+    assert set(drawn.tolist()) == {1, 3} and abs(share - 1 / (1 + math.exp(-0.1))) < 0.04
