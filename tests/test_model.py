@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import helpers
-from model import GPT, GPTConfig, KVCache, POSITIONAL_ENCODINGS, T5Bias, alibi_slopes, sandwich_ratios
+from model import GPT, GPTConfig, KVCache, POSITIONAL_ENCODINGS, T5Bias, alibi_slopes, sandwich_ratios, sinusoid
 
 torch.manual_seed(0)
 ALL = list(POSITIONAL_ENCODINGS)
@@ -472,3 +472,25 @@ def test_sampled_tokens_stay_in_the_top_k():
     drawn = GPT.sample_next(logits, 1.0, 2).flatten()
     share = (drawn == 1).float().mean()  # tokens 1 and 3 only, in the ratio e^3 : e^2.9
     assert set(drawn.tolist()) == {1, 3} and abs(share - 1 / (1 + math.exp(-0.1))) < 0.04
+
+
+def test_sinusoid_against_hand_values():
+    """Eq. 4.5 with d = 4: p[m] = (sin m, cos m, sin(m / 100), cos(m / 100)), base 10000^(2/4) = 100."""
+    got = sinusoid(torch.tensor([0, 1, 3, 250]), 4).double()
+    for row, m in zip(got, (0, 1, 3, 250)):
+        want = torch.tensor([math.sin(m), math.cos(m), math.sin(m / 100), math.cos(m / 100)], dtype=torch.float64)
+        assert torch.allclose(row, want, atol=1e-5), m
+    assert got[1].tolist() == pytest.approx([0.841471, 0.540302, 0.0099998, 0.99995], abs=1e-6)
+
+
+def test_rope_logit_is_the_closed_form_at_distance_m_minus_n():
+    """Su et al. eq. 16: q and k rotated at m and n score as the closed form at distance m - n, theta_i =
+    10000^(-2i/D); the same pairs far from 0 give the same value (relative)."""
+    pe = tiny('rope', n_head=1, n_embd=8).pe
+    theta = 10000.0 ** (-torch.arange(0, 8, 2).double() / 8)
+    g = torch.Generator().manual_seed(0)
+    for m, n in [(0, 0), (5, 2), (9, 0), (3, 7), (1003, 1000)]:
+        q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
+        rq = pe.rotate(q.view(1, 1, 1, 8), torch.tensor([[m]]))
+        rk = pe.rotate(k.view(1, 1, 1, 8), torch.tensor([[n]]), key=True)
+        assert float((rq * rk).sum()) == pytest.approx(helpers.rotary_closed_form(q, k, m, n, theta), abs=1e-4), (m, n)
