@@ -1,12 +1,15 @@
 """Every fast attention path equals the reference (model.attention_reference), for every encoding, with windows,
-LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients; the tiles of fastattn.py against a
-direct computation."""
+LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients: in models whose attention moves the
+logits, and route by route on unit-scale q, k, v; the tiles of fastattn.py and both branches of sdpa_lse against a
+direct computation; on a CUDA GPU, training through FlexAttention and bf16 autocast."""
+from dataclasses import replace
+
 import pytest
 import torch
 
 import fastattn
 import helpers
-from model import GPT, KVCache, POSITIONAL_ENCODINGS
+from model import GPT, KVCache, POSITIONAL_ENCODINGS, attention_reference, logits as model_logits
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 
@@ -253,8 +256,8 @@ def test_each_encoding_takes_its_route(pe):
 # above attention barely moves the logits, so a wrong scale could hide under atol there.
 # ------------------------------------------------------------------------------------------------------------------
 
-# (attention options, how the model runs): 'infer' no_grad over 0..T-1, 'train' with gradients, 'decode' a chunk of
-# 6 tokens after a KV cache of 64, 'bounded' one token after a Λ-shaped cache (first 2 + last 12)
+# (attention options, how the model runs): 'infer' no_grad over 0..T-1, 'train' with gradients, 'decode' the last 6
+# tokens after a KV cache of the first T - 6, 'bounded' one token after a Λ-shaped cache (first 2 + last 12)
 DIRECT = {
     'infer': (dict(), 'infer'), 'temperature': (dict(temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
     'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
@@ -273,7 +276,7 @@ def captured_call(model, setup, T=70):
     seen, real = [], fastattn.attend
 
     def spy(q, k, v, pe, call, o, dropout, lg):
-        seen.append((pe, call, model.attn_opts.__class__(**vars(o)), q.shape, k.size(2), torch.is_grad_enabled()))
+        seen.append((pe, call, replace(o), q.shape, k.size(2), torch.is_grad_enabled()))
         return real(q, k, v, pe, call, o, dropout, lg)
     fastattn.attend = spy
     try:
@@ -313,16 +316,13 @@ def direct_pair(pe_name, setup):
     names = ['out'] + (['q', 'k', 'v'] + [n for n, _ in pe.named_parameters()] if grad else [])
     outs = []
     with torch.set_grad_enabled(grad):
-        for fn in (lambda *a: fastattn.attend(*a, 0.0, model_logits), model_attention_reference):
+        for fn in (lambda *a: fastattn.attend(*a, 0.0, model_logits), attention_reference):
             y = fn(q, k, v, pe, call, o)
             g = torch.autograd.grad((y * w).sum(), [q, k, v] + list(pe.parameters()), allow_unused=True,
                                     materialize_grads=True, retain_graph=True) if grad else []
             outs.append([y.detach()] + list(g))
         taken = fastattn.route(q, pe, call, o)
     return names, outs, taken
-
-
-from model import attention_reference as model_attention_reference, logits as model_logits  # noqa: E402
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -356,7 +356,7 @@ def test_flex_route_equals_the_reference_on_unit_scale_inputs(pe, setup, monkeyp
     monkeypatch.setattr(fastattn, 'flex', lambda *a: real_flex(*a, compiled=False))
     with torch.no_grad():
         got = fastattn.flex_route(q, k, v, pe_, call, o, 0.0, model_logits)
-        want = model_attention_reference(q, k, v, pe_, call, o)
+        want = attention_reference(q, k, v, pe_, call, o)
     assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
     monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
     assert fastattn.route(q, pe_, call, o) == 'flex'
