@@ -447,21 +447,33 @@ def lambda_logits(model, idx, local, n_starting):
         return all_logits(model, idx)[:, -1]
 
 
+def talkative(pe):
+    """A tiny GPT whose greedy continuation keeps changing token: an untied head (a tied one repeats the last token)
+    and attention 4x its initial size."""
+    model = helpers.tiny(pe, strong=True, build=GPT, tie_head=False)
+    with torch.no_grad():
+        for block in model.transformer.h:
+            block.attn.c_attn.weight.mul_(4.0)
+            block.attn.c_proj.weight.mul_(4.0)
+    torch.manual_seed(0)
+    return model
+
+
 @pytest.mark.parametrize('pe', ['alibi', 'rope', 'fox'])
 def test_greedy_generation_equals_argmax_of_lambda_masked_forwards(pe):
     """top_k=1 with a bounded cache (first 2 + last 8 tokens) picks, at every step, the argmax of a full forward of
     the text so far under the Λ mask: the cache holds the right tokens at the right positions, starting tokens too."""
-    model = helpers.tiny(pe, strong=True, build=GPT)
+    model = talkative(pe)
     prompt = torch.randint(3, 64, (2, 5))
     out = model.generate(prompt, 30, top_k=1, cache_window=8, n_starting=2)
     assert torch.equal(out[:, :5], prompt)
+    assert (out[:, 6:] != out[:, 5:-1]).sum() >= 10  # not one token repeated, which would hide a wrong token fed back
     for t in range(5, 35):
         assert torch.equal(out[:, t], lambda_logits(model, out[:, :t], 8, 2).argmax(-1)), t
 
 
 def test_sampled_tokens_stay_in_the_top_k():
-    model = helpers.tiny('alibi', strong=True, build=GPT)
-    torch.manual_seed(3)
+    model = talkative('alibi')
     out = model.generate(torch.randint(3, 64, (4, 3)), 25, temperature=2.0, top_k=3, cache_window=8, n_starting=2)
     ranks = []
     for t in range(3, 28):
