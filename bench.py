@@ -349,6 +349,11 @@ def main(cfg):
         cfg = dict(cfg, vocab_size=load_meta(data_folder(cfg['dataset'], cfg['data_dir'])).get('vocab_size', GPTConfig.vocab_size))
     if cfg['rounds'] < 1 or cfg['warmup'] < 0:
         raise ConfigError(f"rounds={cfg['rounds']} must be >= 1 and warmup={cfg['warmup']} >= 0")
+    for key in ('batch_size', 'gradient_accumulation_steps', 'attn_batch', 'block_size'):
+        if cfg[key] < 1:  # batch_size=0 would time nothing and report 0 tok/s
+            raise ConfigError(f"{key}={cfg[key]} must be >= 1")
+    if not cfg['lengths'] or min(cfg['lengths']) < 2:
+        raise ConfigError(f"lengths={cfg['lengths']} must all be >= 2 tokens")
     return MODES[cfg['mode']](cfg, pick_device(cfg['device']))
 
 

@@ -30,7 +30,17 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 # --------------------------------------------------------------------------------------------
 
 def pick_device(device):
-    return device if device != 'auto' else ('cuda' if torch.cuda.is_available() else 'cpu')
+    if device == 'auto':
+        return 'cuda' if torch.cuda.is_available() else 'cpu'
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError):
+        kind = None
+    if kind not in ('cpu', 'cuda', 'mps'):
+        raise ConfigError(f"device={device!r} is not one of auto, cpu, cuda, cuda:<index>, mps")
+    if kind == 'cuda' and not torch.cuda.is_available():
+        raise ConfigError(f"device={device!r} but torch sees no CUDA GPU here; use device=cpu or auto")
+    return device
 
 
 def precision(device_type, dtype):
@@ -80,15 +90,26 @@ def load_meta(folder):
 
 
 def split_path(folder, split):
+    """The split's .bin, once it is known to belong to a whole corpus: data.prepare writes meta.json last, so a folder
+    without one (or with a .bin of another length than meta.json says) is a preparation that stopped halfway."""
     path = os.path.join(folder, f'{split}.bin')
     if not os.path.exists(path):
         raise FileNotFoundError(f"no {path}: prepare the data first (python -m data.prepare --corpus=pycode) "
                                 f"or point data_dir at a prepared folder")
+    redo = "; prepare it again (python -m data.prepare)"
+    if not os.path.exists(os.path.join(folder, 'meta.json')):
+        raise ConfigError(f"{folder} has no meta.json: its preparation did not finish{redo}")
+    n = os.path.getsize(path) // np.dtype(load_meta(folder).get('dtype', 'uint16')).itemsize
+    if n == 0:  # np.memmap's own error ('cannot mmap an empty file') names no file
+        raise ConfigError(f"{path} is empty: a split needs tokens{redo}")
+    expected = load_meta(folder).get('tokens', {}).get(split)
+    if expected is not None and expected != n:
+        raise ConfigError(f"{path} holds {n} tokens but {folder}/meta.json says {expected}{redo}")
     return path
 
 
 class Split:
-    """tokens (np.uint16 memmap), document start offsets, and the corpus meta of one data split."""
+    """tokens (np.uint16 or uint32 memmap), document start offsets, and the corpus meta of one data split."""
 
     def __init__(self, tokens, docs=None, meta=None, name=''):
         self.tokens = tokens
@@ -105,8 +126,15 @@ def load_split(folder, split):
     path = split_path(folder, split)
     docs = os.path.join(folder, f'{split}_docs.npy')
     meta = load_meta(folder)  # a pretrained model's ids of 65,536 and more are uint32 (data.prepare)
-    return Split(np.memmap(path, dtype=meta.get('dtype', 'uint16'), mode='r'),
-                 np.load(docs) if os.path.exists(docs) else None, meta, f'{os.path.basename(os.path.normpath(folder))}:{split}')
+    tokens = np.memmap(path, dtype=meta.get('dtype', 'uint16'), mode='r')
+    starts = np.load(docs) if os.path.exists(docs) else None
+    # offsets of another corpus would index past the end, or cut documents in the wrong places
+    n_docs = meta.get('docs', {}).get(split)
+    if starts is not None and (len(starts) == 0 or starts[0] != 0 or (np.diff(starts) <= 0).any()
+                               or starts[-1] >= len(tokens) or n_docs not in (None, len(starts))):
+        raise ConfigError(f"{docs} does not fit {path} ({len(tokens)} tokens): the document offsets must rise from 0 "
+                          f"and stay below the length; prepare the data again (python -m data.prepare)")
+    return Split(tokens, starts, meta, f'{os.path.basename(os.path.normpath(folder))}:{split}')
 
 
 def document_bounds(docs, n_tokens):
@@ -183,6 +211,10 @@ def save_checkpoint(obj, path):
     try:
         torch.save(obj, tmp)
         os.replace(tmp, path)
+    except (RuntimeError, OSError) as e:  # a full disk or a file-size limit; torch's own message does not say so
+        old = 'the previous checkpoint is left as it was' if os.path.exists(path) else 'no checkpoint was written'
+        raise OSError(f"cannot write checkpoint {path} (disk full or a file-size limit? {type(e).__name__}: "
+                      f"{str(e).splitlines()[0][:100] if str(e) else ''}); {old}") from None
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
@@ -205,7 +237,7 @@ def read_checkpoint(path, mmap=False):
     except Exception as e:  # truncated zip, not a torch file, or a pickle that needs code to load
         raise ConfigError(f"cannot read checkpoint {file}: it is truncated, corrupt or not a lexgpt checkpoint "
                           f"({type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''})") from None
-    missing = [k for k in ('model_args', 'model') if k not in ckpt]
+    missing = [k for k in ('model_args', 'model') if not isinstance(ckpt, dict) or k not in ckpt]
     if missing:
         raise ConfigError(f"checkpoint {file} has no {' or '.join(missing)}: not written by train.py")
     return ckpt
@@ -371,6 +403,19 @@ def write_outputs(out_dir, stem, data, markdown=None, fig=None):
         written.append(base + '.png')
     print('wrote ' + ', '.join(written))
     return base
+
+
+def check_memory(nbytes, what):
+    """Refuse up front, with the estimate, what would need more memory than the machine has free (MemAvailable of
+    /proc/meminfo; no check where that is unknown): a one-line error instead of the kernel's OOM kill."""
+    try:
+        with open('/proc/meminfo') as f:
+            free = int(re.search(r'MemAvailable:\s+(\d+)', f.read()).group(1)) * 1024
+    except (OSError, AttributeError):
+        return
+    if nbytes > free:
+        raise ConfigError(f"{what} needs about {nbytes / 2**30:,.1f} GiB of memory, more than the "
+                          f"{free / 2**30:.1f} GiB available here; use a smaller one")
 
 
 def _status_kb(field):

@@ -6,14 +6,16 @@ A script keeps its defaults in a plain dict, one `key=value,  # comment` per lin
 - config files (plain Python, executed; their top-level assignments override the defaults),
 - then --key=value overrides (value read with ast.literal_eval, else taken as a string).
 Every key must already exist in the defaults and keep the default's type (an int is fine for a float; a default
-of None accepts anything), so a typo fails loudly instead of being silently ignored. A list default takes a
-comma-separated value: --lengths=1,2,4 or --ckpt=out/a,out/b. --help prints the keys, defaults and comments.
+of None stands for an optional number or list of numbers), so a typo fails loudly instead of being silently
+ignored. A list default takes a comma-separated value: --lengths=1,2,4 or --ckpt=out/a,out/b. --help prints the
+keys, defaults and comments.
 """
 import ast
 import difflib
 import os
 import re
 import sys
+import traceback
 
 
 class ConfigError(ValueError):
@@ -21,7 +23,13 @@ class ConfigError(ValueError):
 
 
 def _typed(key, value, default, where):
-    if default is None or value is None:
+    if value is None:
+        return value
+    if default is None:  # an optional number (lr_decay_iters, top_k, vocab_size) or list of numbers (bipe_sep_ids)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+            raise ConfigError(f"config key '{key}' in {where} must be a number (or a list of numbers), or None "
+                              f"(the default), got {type(value).__name__} {value!r}")
         return value
     if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
@@ -103,6 +111,10 @@ def parse_config(defaults: dict, argv: list, doc: str = '', other_file_keys=Fals
                 exec(compile(f.read(), path, 'exec'), namespace)
         except OSError as e:
             raise ConfigError(f"cannot read config file '{path}': {e.strerror}") from None
+        except Exception as e:  # a syntax error, a failing import: the file's fault, not a bug of the script
+            line = getattr(e, 'lineno', None) or next(
+                (t.lineno for t in traceback.extract_tb(e.__traceback__) if t.filename == path), '?')
+            raise ConfigError(f"config file '{path}' line {line} fails: {type(e).__name__}: {e}") from None
         for key, value in namespace.items():
             # helpers such as `import math` or `_x = 2` in a config file are not settings
             if key.startswith('_') or callable(value) or type(value).__name__ == 'module':
@@ -117,10 +129,10 @@ def parse_config(defaults: dict, argv: list, doc: str = '', other_file_keys=Fals
 
 
 def run(main, defaults, doc='', other_file_keys=False):
-    """The entry point of every script: parse sys.argv and call main(cfg). Bad input (a ConfigError, ValueError,
-    or a missing file) ends the script with one line on stderr that names the bad value; anything else is a bug
-    and keeps its traceback."""
+    """The entry point of every script: parse sys.argv and call main(cfg). Bad input (a ConfigError, ValueError, or
+    an OSError: a missing file, a read-only folder, a full disk) ends the script with one line on stderr that names
+    the bad value; anything else is a bug and keeps its traceback."""
     try:
         return main(parse_config(defaults, sys.argv[1:], doc, other_file_keys))
-    except (ValueError, FileNotFoundError, FloatingPointError) as e:
+    except (ValueError, OSError, FloatingPointError) as e:  # OSError: out_dir a file or read-only, a full disk
         sys.exit(f'error: {e}')

@@ -198,13 +198,20 @@ def run_label(cfg):
     return f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if cfg['rope_scaling'] else ''
 
 
-def read_reuse(cfg):
-    if not cfg['reuse']:
-        return None
-    if not os.path.isfile(cfg['reuse']):
-        raise ConfigError(f"reuse={cfg['reuse']!r} does not exist: give a JSON that extrapolate.py wrote")
-    with open(cfg['reuse']) as f:
-        return json.load(f)
+def read_ppl_json(path, key):
+    """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing key)."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except ValueError as e:
+        raise ConfigError(f"{key}: {path} is not JSON ({e})") from None
+    fields = ('command', 'protocol', 'bits_unit', 'settings', 'lengths', 'L_tr', 'description', 'results', 'groups')
+    rows_ok = isinstance(data, dict) and isinstance(data.get('results'), list) and all(
+        isinstance(r, dict) and {'ckpt', 'variant', 'mult'} <= set(r) for r in data['results'])
+    if not rows_ok or not all(k in data for k in fields):
+        raise ConfigError(f"{key}: {path} is not a ppl JSON of extrapolate.py (it needs {', '.join(fields)}, and rows "
+                          f"with ckpt, variant, mult)")
+    return data
 
 
 def run_folder(pattern):
@@ -218,35 +225,57 @@ def pattern_rank(patterns, label):
     return lambda name: next((i for i, s in enumerate(stems) if fnmatch.fnmatchcase(name.split('#')[0], s)), len(stems))
 
 
-def absent_runs(cfg, old):
-    """The reuse file's rows of runs that a ckpt pattern names but whose folders are not on this machine (deleted, or
-    trained on another) are kept as they are, so that a table grows by the seeds trained here.
-    -> (those rows, the patterns still to load)."""
-    label, kept, left = run_label(cfg), [], []
-    names = dict.fromkeys(r['ckpt'] for r in old['results'] if r['ckpt'].endswith(label))
-    for p in cfg['ckpt']:
-        parent, stem = run_folder(p)
-        gone = [n for n in names if fnmatch.fnmatchcase(n[:len(n) - len(label)], stem)
-                and not os.path.exists(os.path.join(parent, n[:len(n) - len(label)]))]
-        for n in gone:
-            print(f"note: {os.path.join(parent, n[:len(n) - len(label)])} is not here: its rows are kept from {cfg['reuse']}")
-            names.pop(n)
-        kept += [r for r in old['results'] if r['ckpt'] in gone]
-        if not gone or glob.glob(p):  # something to load, or nothing kept (load_runs says what is missing)
-            left.append(p)
-    return kept, left
+class Reuse:
+    """--reuse: a previous ppl JSON whose rows are taken as they are where the run, variant, length and training
+    iteration match, and whose rows of runs that a ckpt pattern names but whose folders are not on this machine
+    (deleted, or trained on another) are kept, so that a table grows by the seeds trained here. Measuring stays
+    apart: score_runs asks `row` before it scores, ppl adds `kept` and checks that nothing is missing."""
+
+    def __init__(self, cfg):
+        self.path, self.label = cfg['reuse'], run_label(cfg)
+        self.data, self.rows, self.kept = {}, {}, []
+        if not self.path:
+            return
+        if not os.path.isfile(self.path):
+            raise ConfigError(f"reuse={self.path!r} does not exist: give a JSON that extrapolate.py wrote")
+        self.data = read_ppl_json(self.path, 'reuse')
+        self.rows = {(r['ckpt'], r['variant'], r['mult']): r for r in self.data['results'] if r.get('loss') is not None}
+
+    def patterns(self, patterns):
+        """-> the ckpt patterns still to load; the rows of runs that are not here go to self.kept."""
+        if not self.data:
+            return patterns
+        results, label, left = self.data['results'], self.label, []
+        names = dict.fromkeys(r['ckpt'] for r in results if r['ckpt'].endswith(label))
+        for p in patterns:
+            parent, stem = run_folder(p)
+            gone = [n for n in names if fnmatch.fnmatchcase(n[:len(n) - len(label)], stem)
+                    and not os.path.exists(os.path.join(parent, n[:len(n) - len(label)]))]
+            for n in gone:
+                print(f"note: {os.path.join(parent, n[:len(n) - len(label)])} is not here: its rows are kept from {self.path}")
+                names.pop(n)
+            self.kept += [dict(r, reused_from=self.path) for r in results if r['ckpt'] in gone]
+            if not gone or glob.glob(p):  # something to load, or nothing kept (load_runs says what is missing)
+                left.append(p)
+        return left
+
+    def check(self, settings):
+        """A reuse file must have been made with the same settings; -> the scoring setup it recorded per run."""
+        if self.data and self.data.get('settings') != settings:
+            raise ConfigError(f"reuse={self.path!r} was made with settings {self.data.get('settings')}, this run has {settings}")
+        return dict(self.data.get('setup', {}))
+
+    def row(self, run, label, m):
+        done = self.rows.get((run.name, label, m))
+        if done and done.get('iters', run.iters) == run.iters:
+            return dict(done, reused_from=self.path)
+        return None
 
 
-def score_runs(cfg, runs, split, specs, settings, old=None):
-    """One row per (run, variant, length): loss, perplexity, time and memory; rows of the reuse file `old` are taken
-    as they are. -> (rows, what each run's protocol scored)."""
-    reuse, setup, rows = {}, {}, []
-    if old:
-        if old.get('settings') != settings:
-            raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
-        # matched by run name, variant and length, and by training iteration where the row records it
-        reuse = {(r['ckpt'], r['variant'], r['mult']): r for r in old['results'] if r.get('loss') is not None}
-        setup.update(old.get('setup', {}))
+def score_runs(cfg, runs, split, specs, settings, reuse):
+    """One row per (run, variant, length): loss, perplexity, time and memory, or the reuse file's row.
+    -> (rows, what each run's protocol scored)."""
+    setup, rows = reuse.check(settings), []
     for r in runs:
         ends, setup[r.name] = scored_span(cfg, split, r, ex_len(max(cfg['lengths']), unit(cfg, r)))
         if (cfg['lm_infinite'] or cfg['topk']) and not {'rotary', 'bias', 'weight'} & set(r.model.pe.kinds):
@@ -254,10 +283,10 @@ def score_runs(cfg, runs, split, specs, settings, old=None):
         for label, kw in specs:
             for m in cfg['lengths']:
                 L = ex_len(m, unit(cfg, r))
-                done = reuse.get((r.name, label, m))
-                if done and done.get('iters', r.iters) == r.iters:
-                    rows.append(dict(done, reused_from=cfg['reuse']))
-                    print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {cfg['reuse']}")
+                done = reuse.row(r, label, m)
+                if done:
+                    rows.append(done)
+                    print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {reuse.path}")
                     continue
                 row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
                 try:
@@ -276,10 +305,10 @@ def score_runs(cfg, runs, split, specs, settings, old=None):
     return rows, setup
 
 
-def ppl(cfg, runs, split, specs, out_dir, old=None, kept=()):
-    """runs are scored (or taken from the reuse file `old`); kept: old's rows of runs whose checkpoints are not here."""
+def ppl(cfg, runs, split, specs, out_dir, reuse):
+    """runs are scored (or taken from the reuse file), next to its rows of runs whose checkpoints are not here."""
     lengths = cfg['lengths']
-    kept = [k for k in kept if k['variant'] in dict(specs) and k['mult'] in lengths]
+    kept = [k for k in reuse.kept if k['variant'] in dict(specs) and k['mult'] in lengths]
     rank = pattern_rank(cfg['ckpt'], run_label(cfg))
     found = [(r.name, r.group, r.L_tr) for r in runs] + list(dict.fromkeys((k['ckpt'], k['group'], k['L_tr']) for k in kept))
     groups, L_tr = {}, {}
@@ -288,13 +317,13 @@ def ppl(cfg, runs, split, specs, out_dir, old=None, kept=()):
         if L_tr.setdefault(group, (name, L))[1] != L:
             raise ConfigError(f"runs {L_tr[group][0]} and {name} of group {group!r} have different L_tr")
     # everything that decides which tokens are scored and how: a reuse file must have been made with the same
-    settings = dict(protocol=cfg['protocol'], split=split.name if split else old['settings']['split'],
+    settings = dict(protocol=cfg['protocol'], split=split.name if split else reuse.data['settings']['split'],
                     longest=max(lengths), n=cfg['n'], last_k=cfg['last_k'],
                     seed=cfg['seed'], max_tokens=cfg['max_tokens'], offset=cfg['offset'], stride=cfg['stride'],
                     n_starting=cfg['n_starting'], topk=cfg['topk'], topk_from_layer=cfg['topk_from_layer'],
                     base_len=cfg['base_len'])
-    rows, setup = score_runs(cfg, runs, split, specs, settings, old)
-    rows += [dict(k, reused_from=cfg['reuse']) for k in kept]
+    rows, setup = score_runs(cfg, runs, split, specs, settings, reuse)
+    rows += kept
     have = {(r['ckpt'], r['variant'], r['mult']) for r in rows}
     for name, (label, _), m in itertools.product([n for g in groups.values() for n in g], specs, lengths):
         if (name, label, m) not in have:
@@ -310,7 +339,7 @@ def ppl(cfg, runs, split, specs, out_dir, old=None, kept=()):
         desc = ('non-overlapping segments (thesis Table 3.3)' if cfg['protocol'] == 'nonoverlap' else
                 f"sliding windows with stride {cfg['stride'] or 'L_tr'}, each token scored once")
         desc += f" over {first['n_tokens']} tokens of {settings['split']} from offset {cfg['offset']}"
-    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=split.bits_unit if split else old['bits_unit'],
+    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=split.bits_unit if split else reuse.data['bits_unit'],
                 lengths=lengths, settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
                 results=rows, groups=summary)
     report(cfg, data, cfg['out_dir'] or os.path.join('results', 'ppl'))
@@ -378,8 +407,7 @@ def merge(cfg):
     for path in cfg['inputs']:
         if not os.path.isfile(path):
             raise ConfigError(f"inputs: no file {path!r}")
-        with open(path) as f:
-            parts.append(json.load(f))
+        parts.append(read_ppl_json(path, 'inputs'))
     for path, p in zip(cfg['inputs'], parts):
         if p.get('settings') != parts[0].get('settings') or p.get('lengths') != parts[0].get('lengths'):
             raise ConfigError(f"inputs: {path} was made with other settings or lengths than {cfg['inputs'][0]}")
@@ -469,14 +497,13 @@ def main(cfg):
     # position compares every variant with windowed@L_tr, so that one is always there
     specs = variants(cfg if mode == 'ppl' else dict(cfg, windowed=True))
     extend = dict(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale']) if cfg['rope_scaling'] else {}
-    old = read_reuse(cfg) if mode == 'ppl' else None
-    kept, patterns = absent_runs(cfg, old) if old else ([], cfg['ckpt'])
-    runs = load_runs(patterns, label=run_label(cfg), empty_ok=bool(kept), regular_impl=cfg['regular_impl'],
-                     device=cfg['device'], dtype=cfg['dtype'],
-                     **extend) if patterns or not kept else []
+    reuse = Reuse(cfg if mode == 'ppl' else dict(cfg, reuse=''))
+    patterns = reuse.patterns(cfg['ckpt'])
+    runs = load_runs(patterns, label=run_label(cfg), empty_ok=bool(reuse.kept), regular_impl=cfg['regular_impl'],
+                     device=cfg['device'], dtype=cfg['dtype'], **extend) if patterns or not reuse.kept else []
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split']) if runs else None
     out_dir = cfg['out_dir'] or os.path.join('results', mode)
-    return ppl(cfg, runs, split, specs, out_dir, old, kept) if mode == 'ppl' else position(cfg, runs, split, specs, out_dir)
+    return ppl(cfg, runs, split, specs, out_dir, reuse) if mode == 'ppl' else position(cfg, runs, split, specs, out_dir)
 
 
 if __name__ == '__main__':

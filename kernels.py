@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 import pretrained
-from common import ex_len, load_runs, md_table, plt, write_outputs
+from common import check_memory, ex_len, load_runs, md_table, plt, write_outputs
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -104,6 +104,9 @@ def measure(r, length):
               f"nothing to plot")
         return None
     D = ex_len(length, r.L_tr) - 1
+    # ~100 bytes per (layer, head, distance), measured (tables, float64 copies, JSON lists, plot); 128 to be safe
+    check_memory(128 * r.model.depth(D + 1) * r.model.config.n_head * (D + 1),
+                 f"length={length:g} ({D + 1:,} distances of {r.name})")
     tables = distinct_tables(kernel_tables(r.model, D))
     d, masked = np.arange(D + 1), 'mask' in kinds
     n_layers = sum(len(layers) for layers, _, _ in tables)

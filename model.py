@@ -783,6 +783,8 @@ class GPT(nn.Module):
         self.config = config
         self.attn_opts = AttnOptions()
         self.pe = POSITIONAL_ENCODINGS[config.pe](config)
+        if config.rope_scaling and 'rotary' not in self.pe.kinds:  # it would change nothing, under a +yarn4 label
+            raise ValueError(f"rope_scaling={config.rope_scaling!r} needs a rotary encoding; pe={config.pe!r} has none")
         self.transformer = nn.ModuleDict(dict(
             wte=nn.Embedding(config.vocab_size, config.n_embd),
             drop=nn.Dropout(config.dropout),

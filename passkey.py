@@ -87,12 +87,80 @@ def score_answers(model, prompts, answers):
     return res
 
 
+def measure(cfg, run, label, kw, keys, encode):
+    """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs."""
+    cells = []
+    for m in cfg['lengths']:
+        L = ex_len(m, run.L_tr)
+        with run.model.attention(**kw(run.L_tr, m)):
+            for depth in cfg['depths']:
+                made = [passkey_prompt(cfg['style'], L, depth, k, encode) for k in keys]
+                seen = max(L, len(made[0][0]) + len(made[0][1]) - 1)  # a row is labelled by what the model saw
+                if depth == cfg['depths'][0] and seen > L:
+                    print(f"note: the {cfg['style']!r} prompt and key take {seen} tokens without fillers, more than "
+                          f"{m:g} x L_tr = {L}: its rows say L_ex={seen}")
+                res = score_answers(run.model, [p for p, _, _ in made], [a for _, a, _ in made])
+                cells.append(dict(mult=m, L_ex=seen, depth=depth, accuracy=np.mean([x['exact'] for x in res]),
+                                  mean_logprob=np.mean([x['logprob'] for x in res]),
+                                  digit_acc=float(np.mean([x['digit_acc'] for x in res])),
+                                  mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0])))
+        row = cells[-len(cfg['depths']):]
+        print(f"{run.name:>18} {label:>16} L_ex={row[0]['L_ex']}: accuracy by depth "
+              f"{[round(c['accuracy'], 2) for c in row]}, mean log-prob of the key tokens {np.mean([c['mean_logprob'] for c in row]):.3f}", flush=True)
+    return cells
+
+
+def grids(cells, lengths, depths):
+    """-> (accuracy, mean log-prob), each a (length, depth) array."""
+    pick = lambda key: np.array([[c[key] for c in cells if c['mult'] == m] for m in lengths]).reshape(len(lengths), len(depths))
+    return pick('accuracy'), pick('mean_logprob')
+
+
+def report(cfg, out, keys, n_panels, vocab_size):
+    """The markdown tables and the heat maps (accuracy and log-prob by length and depth) of every measured panel."""
+    lengths, depths = cfg['lengths'], cfg['depths']
+    fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), squeeze=False, layout='constrained')
+    ims, md = [None, None], ''
+    lp_range = (-math.log(vocab_size), 0.0)  # colour scale: a uniform guess .. certainty
+    for col, o in enumerate(out):
+        acc, lp = grids(o['cells'], lengths, depths)
+        seen = {c['mult']: c['L_ex'] for c in o['cells']}
+        md += (f"### {o['ckpt']} [{o['variant']}]: exact-match accuracy (greedy) / mean log-prob per key token\n\n"
+               + md_table(['L_ex / L_tr'] + [f'depth {d:g}' for d in depths],
+                          [[f'{m:g}' + (f' (L_ex={seen[m]})' if seen[m] > round(m * o['L_tr']) else '')]
+                           + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
+                           for i, m in enumerate(lengths)]) + '\n')
+        for row, (vals, lim, what) in enumerate([(acc, (0, 1), 'accuracy'), (lp, lp_range, 'log-prob')]):
+            ax = axes[row, col]
+            ims[row] = ax.imshow(vals, cmap='viridis', aspect='auto', vmin=lim[0], vmax=lim[1])
+            for i in range(vals.shape[0]):
+                for j in range(vals.shape[1]):
+                    ax.text(j, i, f'{vals[i, j]:.2f}', ha='center', va='center', fontsize=6, color='w')
+            ax.set_xticks(range(len(depths)), [f'{d:g}' for d in depths], fontsize=7)
+            ax.set_yticks(range(len(lengths)), [f'{m:g}x' for m in lengths], fontsize=7)
+            ax.set_title(f"{o['ckpt']} [{o['variant']}]: {what}", fontsize=7)
+            ax.set_xlabel('needle depth' if row else '', fontsize=8)
+            ax.set_ylabel('L_ex / L_tr' if col == 0 else '', fontsize=8)
+    for ax in axes.flat:
+        if not ax.has_data():  # a skipped variant
+            ax.axis('off')
+    for row, what in enumerate(['exact match', 'mean log-prob per key token']):
+        if ims[row] is not None:
+            fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)
+    md = f"Passkey retrieval, style {cfg['style']!r}, {cfg['n']} random {cfg['digits']}-digit keys per cell.\n\n" + md
+    print('\n' + md)
+    write_outputs(cfg['out_dir'], cfg['name'], dict(style=cfg['style'], keys=keys, depths=depths, lengths=lengths,
+                                                    results=out), md, fig)
+
+
 def main(cfg):
     """Accuracy and log-prob per (length, depth) for every checkpoint and attention variant; returns their rows."""
     if cfg['style'] not in PASSKEY_STYLES:
         raise ConfigError(f"style={cfg['style']!r}; allowed: {', '.join(PASSKEY_STYLES)}")
     if not cfg['depths'] or any(not 0 <= d <= 1 for d in cfg['depths']):
         raise ConfigError(f"depths={cfg['depths']}: expected numbers in [0, 1]")
+    if not cfg['lengths'] or min(cfg['lengths']) <= 0:
+        raise ConfigError(f"lengths={cfg['lengths']}: expected positive multiples of L_tr")
     if cfg['n'] < 1 or cfg['digits'] < 1:
         raise ConfigError(f"n={cfg['n']} and digits={cfg['digits']} must be positive")
     if cfg['threads'] > 0:
@@ -107,63 +175,19 @@ def main(cfg):
         raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the {tok.name} tokenizer's {tok.vocab_size}")
     rng = np.random.default_rng(cfg['seed'])
     keys = [''.join(rng.choice(list('0123456789'), cfg['digits'])) for _ in range(cfg['n'])]
-    lengths, depths = cfg['lengths'], cfg['depths']
-    n_panels = len(runs) * len(specs)
-    fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), squeeze=False, layout='constrained')
-    ims = [None, None]
-    lp_range = (-math.log(tok.vocab_size), 0.0)  # colour scale: a uniform guess .. certainty
-    out, md = [], ''
+    out = []
     for r in runs:
         for label, kw in specs:
-            acc, lp, cells = np.zeros((len(lengths), len(depths))), np.zeros((len(lengths), len(depths))), []
             try:
                 with Meter() as meter:
-                    for i, m in enumerate(lengths):
-                        L = ex_len(m, r.L_tr)
-                        with r.model.attention(**kw(r.L_tr, m)):
-                            for j, depth in enumerate(depths):
-                                made = [passkey_prompt(cfg['style'], L, depth, k, tok.encode) for k in keys]
-                                if j == 0 and len(made[0][0]) + len(made[0][1]) - 1 > L:
-                                    print(f"note: the {cfg['style']!r} prompt and key take "
-                                          f"{len(made[0][0]) + len(made[0][1]) - 1} tokens without fillers, more than L_ex={L}")
-                                res = score_answers(r.model, [p for p, _, _ in made], [a for _, a, _ in made])
-                                acc[i, j] = np.mean([x['exact'] for x in res])
-                                lp[i, j] = np.mean([x['logprob'] for x in res])
-                                cells.append(dict(mult=m, L_ex=L, depth=depth, accuracy=acc[i, j], mean_logprob=lp[i, j],
-                                                  digit_acc=float(np.mean([x['digit_acc'] for x in res])),
-                                                  mean_rank=float(np.mean([x['rank'] for x in res])),
-                                                  prompt_tokens=len(made[0][0])))
-                        print(f"{r.name:>18} {label:>16} L_ex={L}: accuracy by depth {acc[i].round(2).tolist()}, "
-                              f"mean log-prob of the key tokens {lp[i].mean():.3f}", flush=True)
+                    cells = measure(cfg, r, label, kw, keys, tok.encode)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
+                if isinstance(e, ConfigError):  # a bad setting of the command line, not this run's limit
+                    raise
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
             out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label, cells=cells, **meter.record()))
-            md += (f"### {r.name} [{label}]: exact-match accuracy (greedy) / mean log-prob per key token\n\n"
-                   + md_table(['L_ex / L_tr'] + [f'depth {d:g}' for d in depths],
-                              [[f'{m:g}'] + [f'{acc[i, j]:.2f} / {lp[i, j]:.2f}' for j in range(len(depths))]
-                               for i, m in enumerate(lengths)]) + '\n')
-            for row, (vals, lim, what) in enumerate([(acc, (0, 1), 'accuracy'), (lp, lp_range, 'log-prob')]):
-                ax = axes[row, len(out) - 1]
-                ims[row] = ax.imshow(vals, cmap='viridis', aspect='auto', vmin=lim[0], vmax=lim[1])
-                for i in range(vals.shape[0]):
-                    for j in range(vals.shape[1]):
-                        ax.text(j, i, f'{vals[i, j]:.2f}', ha='center', va='center', fontsize=6, color='w')
-                ax.set_xticks(range(len(depths)), [f'{d:g}' for d in depths], fontsize=7)
-                ax.set_yticks(range(len(lengths)), [f'{m:g}x' for m in lengths], fontsize=7)
-                ax.set_title(f'{r.name} [{label}]: {what}', fontsize=7)
-                ax.set_xlabel('needle depth' if row else '', fontsize=8)
-                ax.set_ylabel('L_ex / L_tr' if len(out) == 1 else '', fontsize=8)
-    for ax in axes.flat:
-        if not ax.has_data():  # a skipped variant
-            ax.axis('off')
-    for row, what in enumerate(['exact match', 'mean log-prob per key token']):
-        if ims[row] is not None:
-            fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)
-    md = f"Passkey retrieval, style {cfg['style']!r}, {cfg['n']} random {cfg['digits']}-digit keys per cell.\n\n" + md
-    print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], dict(style=cfg['style'], keys=keys, depths=depths, lengths=lengths,
-                                                    results=out), md, fig)
+    report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size)
     return out
 
 

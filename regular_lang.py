@@ -412,6 +412,9 @@ def table(cfg):
 
 
 def main(cfg):
+    for key in ('batch_size', 'max_steps', 'test_samples', 'eval_batch', 'sweep_stride', 'threads'):
+        if cfg[key] < 1:  # max_steps=0 would write an untrained model's accuracies as a result
+            raise ConfigError(f"{key}={cfg[key]} must be >= 1")
     torch.set_num_threads(cfg['threads'])
     if cfg['mode'] == 'train':
         return train_run(cfg)

@@ -18,7 +18,7 @@ DEFAULTS = dict(
     ckpt='out/tiny-alibi',      # a checkpoint file, a directory holding ckpt.pt, or a pretrained model (smollm2, .gguf, HF)
     start='\n',                 # the prompt; FILE:path reads it from a file
     max_new_tokens=500,
-    temperature=0.8,
+    temperature=0.8,            # 0: always the most likely token (greedy)
     top_k=None,                 # None: sample from the whole distribution
     cache_window=0,             # >0: keep the first n_starting and the last cache_window tokens in the KV cache
     n_starting=0,
@@ -34,6 +34,10 @@ def main(cfg):
     for key in ('max_new_tokens', 'num_samples', 'cache_window', 'n_starting'):
         if cfg[key] < (1 if key in ('max_new_tokens', 'num_samples') else 0):
             raise ConfigError(f"{key}={cfg[key]} must be {'positive' if key in ('max_new_tokens', 'num_samples') else '>= 0'}")
+    if cfg['top_k'] is not None and (cfg['top_k'] != int(cfg['top_k']) or cfg['top_k'] < 1):
+        raise ConfigError(f"top_k={cfg['top_k']} must be a whole number >= 1, or None (the whole distribution)")
+    if cfg['temperature'] < 0:
+        raise ConfigError(f"temperature={cfg['temperature']} must be >= 0 (0: always the most likely token)")
     device = pick_device(cfg['device'])
     _, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
     torch.manual_seed(cfg['seed'])

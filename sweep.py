@@ -7,8 +7,9 @@ Run a grid of experiments, one torch thread per run and `jobs` runs at a time, a
 Every point of `grid` (all combinations of its values) becomes one command:
   python <script> <args...> --key=value ...   (plus `--out_dir=<out_dir>` when out_dir is set)
 with `{key}` in args, out_dir and log replaced by the point's values. A run that finished (its log has a `.done` file
-beside it) is skipped, so an interrupted sweep continues where it stopped; train.py runs get --init_from=auto
-and resume from their last checkpoint (a fine-tune keeps its own --init_from until its out_dir has one).
+beside it, holding the same command) is skipped, so an interrupted sweep continues where it stopped; a changed
+command runs again. train.py runs get --init_from=auto and resume from their last checkpoint (a fine-tune keeps its
+own --init_from until its out_dir has one).
 Progress goes to the terminal, each run's output to its log.
 """
 import itertools
@@ -17,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from config import ConfigError, parse_config
+from config import ConfigError, run
 
 DEFAULTS = dict(
     script='train.py',          # the script each run executes
@@ -35,9 +36,19 @@ def points(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
+def fill(key, text, point):
+    """text with {grid key} replaced by the point's value, or a one-line error naming the unknown key."""
+    try:
+        return text.format(**point)
+    except (KeyError, IndexError, ValueError) as e:
+        raise ConfigError(f"{key}={text!r}: cannot fill in {e} ({type(e).__name__}); braces name grid keys: "
+                          f"{', '.join('{' + k + '}' for k in point)}") from None
+
+
 def command(cfg, point):
-    argv = [sys.executable, cfg['script']] + [a.format(**point) for a in cfg['args']] + [f'--{k}={v}' for k, v in point.items()]
-    out = cfg['out_dir'].format(**point)
+    argv = [sys.executable, cfg['script']] + [fill('args', a, point) for a in cfg['args']] + \
+        [f'--{k}={v}' for k, v in point.items()]
+    out = fill('out_dir', cfg['out_dir'], point)
     if out:
         argv.append(f'--out_dir={out}')
     if os.path.basename(cfg['script']) == 'train.py':
@@ -45,8 +56,26 @@ def command(cfg, point):
         fine_tune = any(a.startswith('--init_from=') for a in argv)
         if not fine_tune or os.path.exists(os.path.join(out, 'ckpt.pt')):
             argv.append('--init_from=auto')
-    log = cfg['log'].format(**point) if cfg['log'] else os.path.join(out or '.', 'run.log')
+    log = fill('log', cfg['log'], point) if cfg['log'] else os.path.join(out or '.', 'run.log')
     return argv, log
+
+
+def recorded(argv):
+    """What a .done file holds: the command without --init_from=auto, which comes and goes with the checkpoint."""
+    return ' '.join(a for a in argv[1:] if a != '--init_from=auto')
+
+
+def finished(argv, log):
+    """A .done file with this command (an empty one predates recording it); a run whose command has changed since
+    (more iterations, another setting) is not finished."""
+    if not os.path.exists(log + '.done'):
+        return False
+    with open(log + '.done') as f:
+        done = f.read().strip()
+    if done and done != recorded(argv):
+        print(f"note: {log} finished as `{done}`; the command is now `{recorded(argv)}`: running it again")
+        return False
+    return True
 
 
 def main(cfg):
@@ -58,7 +87,7 @@ def main(cfg):
     logs = [log for _, log in runs]
     if len(set(logs)) < len(logs):
         raise ConfigError("two runs would share a log file: put every grid key into out_dir or log")
-    todo = [(argv, log) for argv, log in runs if not os.path.exists(log + '.done')]
+    todo = [(argv, log) for argv, log in runs if not finished(argv, log)]
     print(f"{len(runs)} runs, {len(runs) - len(todo)} finished already, {len(todo)} to go, {cfg['jobs']} at a time")
     if cfg['dry_run']:
         for argv, log in todo:
@@ -77,7 +106,8 @@ def main(cfg):
         for proc in [p for p in running if p.poll() is not None]:
             argv, log = running.pop(proc)
             if proc.returncode == 0:
-                open(log + '.done', 'w').close()
+                with open(log + '.done', 'w') as f:
+                    f.write(recorded(argv) + '\n')
                 print(f"[{time.time() - t0:7.0f}s] done  {log}", flush=True)
             else:
                 failed.append(log)
@@ -88,7 +118,4 @@ def main(cfg):
 
 
 if __name__ == '__main__':
-    try:
-        main(parse_config(DEFAULTS, sys.argv[1:]))
-    except ConfigError as e:
-        sys.exit(f'error: {e}')
+    run(main, DEFAULTS, __doc__)

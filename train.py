@@ -96,10 +96,13 @@ def token_file(path):
     return np.memmap(path, dtype=load_meta(os.path.dirname(path)).get('dtype', 'uint16'), mode='r')
 
 
-def get_batch(path, offsets, block_size, device):
+def get_batch(path, offsets, block_size, device, vocab_size=None):
     # A fresh memmap per batch: numpy memmaps keep pages referenced and memory creeps up otherwise.
     data = token_file(path)
     chunk = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
+    if vocab_size is not None and chunk.max() >= vocab_size:  # on CPU, before an index error deep in the model
+        raise ConfigError(f"{path} holds token id {int(chunk.max())}, but vocab_size={vocab_size} allows ids "
+                          f"0..{vocab_size - 1}; leave vocab_size unset to take meta.json's, or set it larger")
     x, y = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
     if device.startswith('cuda'):
         return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
@@ -117,7 +120,7 @@ def estimate_loss(model, paths, n_tokens, cfg, ctx, device):
         losses = []
         for _ in range(cfg['eval_iters']):
             offsets = sample_offsets(gen, n_tokens[split], cfg['block_size'], 1, cfg['batch_size'])[0]
-            x, y = get_batch(paths[split], offsets, cfg['block_size'], device)
+            x, y = get_batch(paths[split], offsets, cfg['block_size'], device, cfg['vocab_size'])
             with ctx:
                 _, loss = model(x, y)
             losses.append(loss.item())
@@ -180,6 +183,11 @@ def plot_losses(rows, path, bytes_tokenizer, title=''):
     plt.close(fig)
 
 
+def kept(ckpt_path):
+    return (f"the last good checkpoint {ckpt_path} is left as it was" if os.path.exists(ckpt_path)
+            else f"no checkpoint was written ({ckpt_path} does not exist)")
+
+
 def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
@@ -188,8 +196,13 @@ def check_choices(cfg):
                               + (', or an existing checkpoint to fine-tune' if key == 'init_from' else ''))
     for key in ('max_iters', 'eval_interval', 'eval_iters', 'log_interval', 'batch_size',
                 'gradient_accumulation_steps'):
-        if cfg[key] < (0 if key == 'max_iters' else 1):
+        if cfg[key] < 1:  # max_iters=0 would save no checkpoint
             raise ConfigError(f"{key}={cfg[key]} must be positive")
+    for key in ('warmup_iters', 'lr_decay_iters', 'grad_clip', 'learning_rate', 'min_lr', 'weight_decay'):
+        if cfg[key] is not None and cfg[key] < 0:
+            raise ConfigError(f"{key}={cfg[key]} must be >= 0" + (' (0: no clipping)' if key == 'grad_clip' else ''))
+    if os.path.exists(cfg['out_dir']) and not os.path.isdir(cfg['out_dir']):
+        raise ConfigError(f"out_dir={cfg['out_dir']!r} is a file; it must be a folder (made if missing)")
     # the model settings, before any data is read: a bad one fails at once, naming the value
     GPTConfig(**{f.name: cfg[f.name] for f in dataclasses.fields(GPTConfig) if cfg.get(f.name) is not None})
 
@@ -212,7 +225,18 @@ def main(cfg):
     else:
         rank, world = 0, 1
     try:
-        return _train(cfg, device, ddp, rank, world)
+        if cfg['gradient_accumulation_steps'] % world:
+            raise ConfigError(f"gradient_accumulation_steps={cfg['gradient_accumulation_steps']} must be divisible "
+                              f"by the number of processes ({world})")
+        if device.startswith('cuda'):
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        rows = _train(cfg, device, ddp, rank, world)
+        if ddp:
+            # rank 0 may still be evaluating, saving and plotting: the others wait here, or tearing the group down
+            # under it aborts them at exit (SIGABRT) and torchrun then kills rank 0 before its final save
+            dist.barrier()
+        return rows
     finally:
         if ddp:
             dist.destroy_process_group()
@@ -253,28 +277,18 @@ def build_model(cfg, ckpt_path, master):
         if master:
             print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
                   + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))
+            ignored = sorted(k for k, v in src['model_args'].items() if k in cfg and cfg[k] is not None
+                             and k not in FINETUNE_KEYS + ('vocab_size', 'bipe_sep_ids') and cfg[k] != v)
+            if ignored:  # the weights fix these; say so rather than train something else than asked
+                print("note: fine-tuning keeps the checkpoint's architecture; these settings are not used: "
+                      + ', '.join(f"{k}={cfg[k]!r} (checkpoint: {src['model_args'][k]!r})" for k in ignored))
     model = make_model(GPTConfig(**model_args))
     model.load_state_dict((ckpt or src)['model'])
     return model, model_args, ckpt
 
 
-def _train(cfg, device, ddp, rank, world):
-    master = rank == 0
-    device_type = 'cuda' if device.startswith('cuda') else 'cpu'
-    cfg['dtype'], ctx = precision(device_type, cfg['dtype'])
-    if device_type == 'cuda':
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
-    if cfg['gradient_accumulation_steps'] % world:
-        raise ConfigError(f"gradient_accumulation_steps={cfg['gradient_accumulation_steps']} must be divisible "
-                          f"by the number of processes ({world})")
-    n_micro = cfg['gradient_accumulation_steps'] // world  # this process's share of the micro-batches
-    out_dir = cfg['out_dir']
-    ckpt_path = os.path.join(out_dir, 'ckpt.pt')
-    if master:
-        os.makedirs(out_dir, exist_ok=True)
-
-    # --- data ------------------------------------------------------------------------------------
+def load_data(cfg):
+    """-> (the train and val .bin paths, their token counts, meta.json); vocab_size and bipe_sep_ids default to meta's."""
     data_dir = data_folder(cfg['dataset'], cfg['data_dir'])
     paths = {split: split_path(data_dir, split) for split in ('train', 'val')}
     n_tokens = {split: len(token_file(path)) for split, path in paths.items()}
@@ -286,20 +300,18 @@ def _train(cfg, device, ddp, rank, world):
         if 'vocab_size' not in meta:
             raise ConfigError(f"vocab_size is not set and {os.path.join(data_dir, 'meta.json')} does not give it")
         cfg['vocab_size'] = meta['vocab_size']
+    elif cfg['vocab_size'] < meta.get('vocab_size', 0):
+        raise ConfigError(f"vocab_size={cfg['vocab_size']} is smaller than the {meta['vocab_size']} ids of the "
+                          f"tokenizer of {data_dir} (meta.json); leave it unset or set it >= {meta['vocab_size']}")
     if cfg['bipe_sep_ids'] is None:
         cfg['bipe_sep_ids'] = meta.get('sep_ids', GPTConfig.bipe_sep_ids)
     cfg['bipe_sep_ids'] = tuple(cfg['bipe_sep_ids'])
+    return paths, n_tokens, meta
 
-    # --- model, optimizer, state -----------------------------------------------------------------
-    random.seed(cfg['seed'] + rank)
-    np.random.seed(cfg['seed'] + rank)
-    torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
+
+def make_optimizer(cfg, model, ckpt, device_type, rank, world):
+    """-> (optimizer, grad scaler, data-order generator), each continued from ckpt when resuming."""
     data_gen = torch.Generator().manual_seed(cfg['seed'])  # the same on every process: see sample_offsets
-    model, model_args, ckpt = build_model(cfg, ckpt_path, master)
-    iter_num, best_val_loss, log_rows, elapsed = (0, float('inf'), [], 0.0) if ckpt is None else \
-        (ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed'])  # the saved log ends at the checkpoint
-    cfg.update(model_args)
-    model.to(device)
     scaler = torch.amp.GradScaler(device_type, enabled=cfg['dtype'] == 'float16')
     optimizer = model.configure_optimizers(cfg['weight_decay'], cfg['learning_rate'],
                                            (cfg['beta1'], cfg['beta2']), device_type)
@@ -309,13 +321,72 @@ def _train(cfg, device, ddp, rank, world):
         data_gen.set_state(ckpt['data_rng'])
         if len(ckpt['rng']) == world:
             set_rng_state(ckpt['rng'][rank])
-        elif master:
+        elif rank == 0:
             print(f"note: checkpoint was written by {len(ckpt['rng'])} processes, not {world}: "
                   f"the data order continues exactly, dropout randomness does not")
-        del ckpt
-    eval_model = torch.compile(model) if cfg['compile'] else model  # `model` stays the plain GPT for saving
-    train_model = DDP(eval_model, device_ids=[torch.device(device).index] if device_type == 'cuda' else None,
-                      broadcast_buffers=False) if ddp else eval_model
+    return optimizer, scaler, data_gen
+
+
+def gather_rng(ddp, world):
+    """Every process's RNG state, for the checkpoint (every process must take part)."""
+    if not ddp:
+        return [rng_state()]
+    states = [None] * world
+    dist.all_gather_object(states, rng_state())
+    return states
+
+
+def wrap(model, cfg, ddp, device):
+    """-> (the model to evaluate: compiled if asked, the one to train: under DDP when several processes run);
+    `model` itself stays the plain GPT that is saved."""
+    eval_model = torch.compile(model) if cfg['compile'] else model
+    cuda = device.startswith('cuda')
+    return eval_model, DDP(eval_model, device_ids=[torch.device(device).index] if cuda else None,
+                           broadcast_buffers=False) if ddp else eval_model
+
+
+def log_row(out_dir, log_rows, **row):
+    log_rows.append(row)
+    write_log(out_dir, log_rows, row)
+    return row
+
+
+def train_step(cfg, model, train_model, optimizer, scaler, batches, ctx, ddp, world, stop):
+    """One optimizer step over this process's micro-batches; -> the loss, the same on every process."""
+    loss = forward_backward(train_model, batches, ctx, scaler)
+    if ddp:  # so that every process sees the same loss, logs it, and stops together on NaN
+        dist.all_reduce(loss)
+        loss = loss / world
+    lossf = loss.item()
+    if not math.isfinite(lossf):
+        raise FloatingPointError(f"non-finite training loss {lossf}{stop}")
+    optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
+    return lossf
+
+
+def _train(cfg, device, ddp, rank, world):
+    master = rank == 0
+    device_type = 'cuda' if device.startswith('cuda') else 'cpu'
+    cfg['dtype'], ctx = precision(device_type, cfg['dtype'])
+    n_micro = cfg['gradient_accumulation_steps'] // world  # this process's share of the micro-batches
+    out_dir = cfg['out_dir']
+    ckpt_path = os.path.join(out_dir, 'ckpt.pt')
+    if master:
+        os.makedirs(out_dir, exist_ok=True)
+    paths, n_tokens, meta = load_data(cfg)
+    bytes_tokenizer = meta.get('tokenizer') == 'bytes'
+
+    random.seed(cfg['seed'] + rank)
+    np.random.seed(cfg['seed'] + rank)
+    torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
+    model, model_args, ckpt = build_model(cfg, ckpt_path, master)
+    iter_num, best_val_loss, log_rows, elapsed = (0, float('inf'), [], 0.0) if ckpt is None else \
+        (ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed'])  # the saved log ends at the checkpoint
+    cfg.update(model_args)
+    model.to(device)
+    optimizer, scaler, data_gen = make_optimizer(cfg, model, ckpt, device_type, rank, world)
+    del ckpt
+    eval_model, train_model = wrap(model, cfg, ddp, device)
     tokens_per_iter = cfg['gradient_accumulation_steps'] * cfg['batch_size'] * cfg['block_size']
     if master:
         print(f"{model.get_num_params() / 1e6:.2f}M parameters, pe={cfg.get('pe')}, {world} process(es) on "
@@ -323,31 +394,24 @@ def _train(cfg, device, ddp, rank, world):
               f"starting at iter {iter_num} of {cfg['max_iters']}")
         write_log(out_dir, log_rows)
 
-    # --- training loop ---------------------------------------------------------------------------
     t_start = time.time() - elapsed  # time counts only the iterations that were kept
     resumed_at = iter_num if cfg['init_from'] == 'resume' else None
     while True:
+        stop = '; stopping, ' + kept(ckpt_path)  # a NaN before the first save leaves no checkpoint to speak of
         lr = get_lr(iter_num, cfg)
         for group in optimizer.param_groups:
             group['lr'] = lr
         # the checkpoint at resumed_at was written right after this evaluation; it is in the log already
         if (iter_num % cfg['eval_interval'] == 0 or iter_num == cfg['max_iters']) and iter_num != resumed_at:
-            states = [None] * world
-            if ddp:
-                dist.all_gather_object(states, rng_state())  # every process takes part
-            else:
-                states = [rng_state()]
+            states = gather_rng(ddp, world)
             if master:
                 losses = estimate_loss(eval_model, paths, n_tokens, cfg, ctx, device)
                 if not all(map(math.isfinite, losses.values())):
-                    raise FloatingPointError(f"non-finite loss estimate {losses} at iter {iter_num}; stopping, "
-                                             f"the last good checkpoint {ckpt_path} is left as it was")
+                    raise FloatingPointError(f"non-finite loss estimate {losses} at iter {iter_num}{stop}")
                 best_val_loss = min(best_val_loss, losses['val'])
-                row = dict(iter=iter_num, train_loss=losses['train'], val_loss=losses['val'], lr=lr,
-                           time=time.time() - t_start)
-                log_rows.append(row)
-                write_log(out_dir, log_rows, row)
-                bpb = f" ({losses['val'] / math.log(2):.4f} bits/byte)" if meta.get('tokenizer') == 'bytes' else ''
+                row = log_row(out_dir, log_rows, iter=iter_num, train_loss=losses['train'], val_loss=losses['val'],
+                              lr=lr, time=time.time() - t_start)
+                bpb = f" ({losses['val'] / math.log(2):.4f} bits/byte)" if bytes_tokenizer else ''
                 print(f"iter {iter_num}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}{bpb}")
                 if iter_num > 0:
                     save_checkpoint(dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
@@ -361,22 +425,13 @@ def _train(cfg, device, ddp, rank, world):
         t0 = time.time()
         offsets = sample_offsets(data_gen, n_tokens['train'], cfg['block_size'],
                                  cfg['gradient_accumulation_steps'], cfg['batch_size'])
-        batches = [get_batch(paths['train'], o, cfg['block_size'], device)
+        batches = [get_batch(paths['train'], o, cfg['block_size'], device, cfg['vocab_size'])
                    for o in offsets[rank * n_micro:(rank + 1) * n_micro]]
-        loss = forward_backward(train_model, batches, ctx, scaler)
-        if ddp:  # so that every process sees the same loss, logs it, and stops together on NaN
-            dist.all_reduce(loss)
-            loss = loss / world
-        lossf = loss.item()
-        if not math.isfinite(lossf):
-            raise FloatingPointError(f"non-finite training loss {lossf} at iter {iter_num}; stopping, "
-                                     f"the last good checkpoint {ckpt_path} is left as it was")
-        optimizer_step(model, optimizer, scaler, cfg['grad_clip'])
+        lossf = train_step(cfg, model, train_model, optimizer, scaler, batches, ctx, ddp, world,
+                           f" at iter {iter_num}{stop}")
         dt = time.time() - t0
         if master and iter_num % cfg['log_interval'] == 0:
-            row = dict(iter=iter_num, train_loss=lossf, val_loss=None, lr=lr, time=time.time() - t_start)
-            log_rows.append(row)
-            write_log(out_dir, log_rows, row)
+            log_row(out_dir, log_rows, iter=iter_num, train_loss=lossf, val_loss=None, lr=lr, time=time.time() - t_start)
             mfu = f", mfu {100 * model.estimate_mfu(cfg['batch_size'] * n_micro, dt):.1f}%" \
                 if device_type == 'cuda' else ''
             print(f"iter {iter_num}: loss {lossf:.4f}, lr {lr:.2e}, {dt * 1000:.0f} ms, "
@@ -384,7 +439,7 @@ def _train(cfg, device, ddp, rank, world):
         iter_num += 1
 
     if master:
-        plot_losses(log_rows, os.path.join(out_dir, 'loss.png'), meta.get('tokenizer') == 'bytes',
+        plot_losses(log_rows, os.path.join(out_dir, 'loss.png'), bytes_tokenizer,
                     f"{out_dir}: pe={cfg.get('pe')}, block_size {cfg['block_size']}")
         print(f"done: best val loss {best_val_loss:.4f}; {ckpt_path}, {out_dir}/log.csv, {out_dir}/loss.png")
     return log_rows

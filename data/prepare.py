@@ -12,7 +12,10 @@ Output of every corpus (what common.load_split reads):
   {train,val,test}.bin      np.uint16 token ids (uint32 past 65,536 ids: meta's dtype); documents joined by one `eot`
   {train,val,test}_docs.npy int64 start offset of each document in the .bin
                             (doc i is bin[docs[i] : docs[i+1]-1], the last one runs to the end)
-  meta.json                 tokenizer, vocab_size, sep_ids, eot, docs, tokens, source; written last
+  meta.json                 tokenizer, vocab_size, sep_ids, eot, docs, tokens, source; moved in last
+All of it is written into a sibling folder and moved into place at the end, so a run stopped halfway leaves the
+previous corpus whole; the readers (common.split_path, load_split) refuse a folder without meta.json, or whose
+.bin lengths and document offsets disagree with it.
 Documents stay whole and are split train/val/test 90/5/5 by an md5 hash of their name (or text), except where
 the source has its own splits (PG-19). The tokenizers are common.get_tokenizer's.
 """
@@ -86,11 +89,34 @@ def write_corpus(out_dir, docs, tok, source, batch=256, bos=False):
     """docs yields (split, text); writes the bins, the doc offsets and meta.json into out_dir, returns meta."""
     if bos and tok.bos is None:
         raise ConfigError(f"bos=True but tokenizer {tok.name} has no BOS token to prepend")
-    dtype = token_dtype(tok)
+    # everything goes into a sibling folder first: a run stopped halfway (an error, a kill, a full disk) leaves the
+    # previous corpus whole; only install() below touches out_dir
+    final, out_dir = out_dir, os.path.join(os.path.dirname(os.path.abspath(out_dir)),
+                                           f'.{os.path.basename(os.path.abspath(out_dir))}.tmp{os.getpid()}')
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    try:
+        meta = _write(out_dir, docs, tok, source, batch, bos)
+        install(out_dir, final)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return meta
+
+
+def install(tmp, out_dir):
+    """Move the files of tmp into out_dir, meta.json last and the old one removed first: the readers refuse a folder
+    without meta.json, so not even a kill between two renames lets them read old offsets beside new tokens."""
     os.makedirs(out_dir, exist_ok=True)
     meta_path = os.path.join(out_dir, 'meta.json')
-    if os.path.exists(meta_path):  # written last, so a run that fails halfway leaves no meta beside half-new bins
+    if os.path.exists(meta_path):
         os.remove(meta_path)
+    for name in sorted(os.listdir(tmp), key=lambda n: n == 'meta.json'):
+        os.replace(os.path.join(tmp, name), os.path.join(out_dir, name))
+
+
+def _write(out_dir, docs, tok, source, batch, bos):
+    meta_path = os.path.join(out_dir, 'meta.json')
+    dtype = token_dtype(tok)
     encode, eot = batch_encoder(tok, tok.bos if bos else None), np.array([tok.eot], dtype=dtype)
     starts, ntok, skipped = {s: [] for s in SPLITS}, {s: 0 for s in SPLITS}, 0
     files = {s: open(os.path.join(out_dir, f'{s}.bin'), 'wb') for s in SPLITS}

@@ -67,3 +67,13 @@ def direct_ce(model, ids, target, **kw):
     with torch.no_grad():
         logits, _ = model(torch.tensor(np.asarray(ids, dtype=np.int64))[None], **kw)
     return F.cross_entropy(logits[0, -1][None].float(), torch.tensor([int(target)])).item()
+
+
+def rotary_closed_form(q, k, m, n, theta, gain=None):
+    """(R_m q).(R_n k) for pairs (x[i], x[i + D/2]) at frequencies theta[i], by the formula alone:
+    sum_i [(q1 k1 + q2 k2) cos((m - n) theta_i) + (q1 k2 - q2 k1) sin((m - n) theta_i)] * gain_i."""
+    h = q.numel() // 2
+    q1, q2, k1, k2 = q[:h].double(), q[h:].double(), k[:h].double(), k[h:].double()
+    a = (m - n) * theta.double()
+    terms = (q1 * k1 + q2 * k2) * torch.cos(a) + (q1 * k2 - q2 * k1) * torch.sin(a)
+    return float((terms * (1 if gain is None else gain)).sum())

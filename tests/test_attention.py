@@ -1,19 +1,29 @@
 """Every fast attention path equals the reference (model.attention_reference), for every encoding, with windows,
-LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients; the tiles of fastattn.py against a
-direct computation."""
+LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients: in models whose attention moves the
+logits, and route by route on unit-scale q, k, v; the tiles of fastattn.py and both branches of sdpa_lse against a
+direct computation; on a CUDA GPU, training through FlexAttention and bf16 autocast."""
+from dataclasses import replace
+
 import pytest
 import torch
 
 import fastattn
 import helpers
-from model import GPT, KVCache, POSITIONAL_ENCODINGS
+from model import GPT, KVCache, POSITIONAL_ENCODINGS, attention_reference, logits as model_logits
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 
 
 def tiny(pe, **kw):
-    # block_size 128 so that 'learned' covers the inputs (the relative encodings do not use it); sharp attention
-    return helpers.tiny(pe, strong=True, build=GPT, **dict(dict(block_size=128), **kw))
+    """block_size 128 so that 'learned' covers the inputs (the relative encodings do not use it); sharp attention,
+    and q, k and the output projection 8x their initial size, so that attention moves the logits by far more than
+    the tolerances below (test_attention_moves_the_logits_well_above_the_tolerance)."""
+    model = helpers.tiny(pe, strong=True, build=GPT, **dict(dict(block_size=128), **kw))
+    with torch.no_grad():
+        for block in model.transformer.h:
+            block.attn.c_attn.weight.mul_(8.0)
+            block.attn.c_proj.weight.mul_(8.0)
+    return model
 
 
 def logits(model, idx, **opts):
@@ -35,6 +45,18 @@ def test_fast_inference_equals_reference(pe, setup):
         ref = logits(model, idx, impl='plain', **SETUPS[setup])
         fast = logits(model, idx, tile=16, **SETUPS[setup])  # 5 tiles of 16 on each side
     assert torch.allclose(fast, ref, atol=1e-4), (fast - ref).abs().max()
+
+
+@pytest.mark.parametrize('pe', ALL)
+def test_attention_moves_the_logits_well_above_the_tolerance(pe):
+    """Uniform attention (temperature -> infinity) must change the logits by 100x the tolerance of the model-level
+    comparisons, or an error in attention could hide below it."""
+    model = tiny(pe)
+    idx = torch.randint(3, 64, (2, 70))
+    idx[:, ::7] = 1
+    with torch.no_grad():
+        diff = logits(model, idx, impl='plain') - logits(model, idx, impl='plain', temperature=1e9)
+    assert diff.abs().max() > 100 * 1e-4, diff.abs().max()
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -129,15 +151,32 @@ def flex_logits(model, idx, compiled=False, **opts):
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
 @pytest.mark.parametrize('pe', [p for p in ALL if p not in ('none', 'learned', 'sinusoidal', 'rope')])
 @pytest.mark.parametrize('setup', [0, 1, 3, 4])
-def test_flex_score_and_mask_mods_equal_reference(pe, setup):
-    """The GPU path's score_mod and mask_mod, run by eager FlexAttention on CPU."""
+def test_flex_score_and_mask_mods_equal_reference(pe, setup, monkeypatch):
+    """The GPU path's score_mod and mask_mod, run by eager FlexAttention on CPU; every layer must have taken it."""
+    why = no_flex_path(pe, SETUPS[setup])
+    if why:
+        pytest.skip(why)
     model = tiny(pe)
     idx = torch.randint(3, 64, (2, 48))
     idx[:, ::7] = 1
+    made, real_mods = [], fastattn.flex_mods
+    monkeypatch.setattr(fastattn, 'flex_mods', lambda *a: made.append(1) or real_mods(*a))
     with torch.no_grad():
         ref = logits(model, idx, impl='plain', **SETUPS[setup])
         got = flex_logits(model, idx, **SETUPS[setup])
+    assert len(made) == model.config.n_layer
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
+
+
+def no_flex_path(pe, opts):
+    """Why fastattn.route never sends a call with these options to flex on a GPU, or ''."""
+    if pe in ('cope', 'fire'):
+        return f"pe={pe!r} has no flex path: its logits depend on the content (CoPE) or the query position (FIRE)"
+    if pe in ('none', 'learned', 'sinusoidal', 'rope', 'xpos', 'bipe_rope') and not opts.get('local'):
+        return 'no bias and no window: the fused causal route comes before flex'
+    if pe in ('rope', 'xpos', 'bipe_rope') and opts.get('ceiling'):
+        return 'a rotary encoding under a distance ceiling needs the scores themselves (explicit route)'
+    return ''
 
 
 def test_compiled_flex_forward_on_cpu_equals_reference():
@@ -209,3 +248,214 @@ def test_each_encoding_takes_its_route(pe):
         assert len(set(taken)) == 1 and len(taken) == model.config.n_layer, (setup, taken)
         got.append(taken[0])
     assert ' '.join(got) == ROUTE_TABLE[pe]
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The routes against the reference on unit-scale q, k, v: logits of order 1, so that every part of the attention
+# (scale, distance tables, potential, masks) moves the output by far more than the tolerance. In the tiny models
+# above attention barely moves the logits, so a wrong scale could hide under atol there.
+# ------------------------------------------------------------------------------------------------------------------
+
+# (attention options, how the model runs): 'infer' no_grad over 0..T-1, 'train' with gradients, 'decode' the last 6
+# tokens after a KV cache of the first T - 6, 'bounded' one token after a Λ-shaped cache (first 2 + last 12)
+DIRECT = {
+    'infer': (dict(), 'infer'), 'temperature': (dict(temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
+    'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
+    'topk': (dict(local=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
+    'train': (dict(), 'train'), 'train_window': (dict(local=9, n_starting=3), 'train'),
+    'decode': (dict(), 'decode'), 'bounded': (dict(), 'bounded'),
+}
+
+
+def captured_call(model, setup, T=70):
+    """(pe, AttnCall, AttnOptions, q shape, k length, grad mode) of layer 0's attention when `model` runs `setup`."""
+    opts, how = DIRECT[setup]
+    torch.manual_seed(1)
+    idx = torch.randint(3, 64, (2, T))
+    idx[:, ::7] = 1
+    seen, real = [], fastattn.attend
+
+    def spy(q, k, v, pe, call, o, dropout, lg):
+        seen.append((pe, call, replace(o), q.shape, k.size(2), torch.is_grad_enabled()))
+        return real(q, k, v, pe, call, o, dropout, lg)
+    fastattn.attend = spy
+    try:
+        with model.attention(tile=16, **opts):
+            if how == 'train':
+                model.train()(idx, targets=idx)
+                model.eval()
+            elif how == 'infer':
+                with torch.no_grad():
+                    model(idx)
+            else:
+                with torch.no_grad():
+                    cache = KVCache(12, 2) if how == 'bounded' else KVCache()
+                    model(idx[:, :T - 6], cache=cache)
+                    seen.clear()
+                    model(idx[:, T - 6:] if how == 'decode' else idx[:, T - 6:T - 5], cache=cache)
+    finally:
+        fastattn.attend = real
+    return seen[0]
+
+
+def unit_qkv(shape, Tk, grad=False):
+    g = torch.Generator().manual_seed(2)
+    B, H, Tq, D = shape
+    q = torch.randn(B, H, Tq, D, generator=g)
+    k, v = (torch.randn(B, H, Tk, D, generator=g) for _ in range(2))
+    return [x.requires_grad_(grad) for x in (q, k, v)]
+
+
+def direct_pair(pe_name, setup):
+    """Fast and reference attention of one captured call (for training also the gradients into q, k, v and the
+    positional parameters: FoX's reach them through its potential) as lists of named parts, and the fast route."""
+    model = tiny(pe_name)
+    pe, call, o, shape, Tk, grad = captured_call(model, setup)
+    q, k, v = unit_qkv(shape, Tk, grad)
+    w = torch.randn(q.shape, generator=torch.Generator().manual_seed(3))
+    names = ['out'] + (['q', 'k', 'v'] + [n for n, _ in pe.named_parameters()] if grad else [])
+    outs = []
+    with torch.set_grad_enabled(grad):
+        for fn in (lambda *a: fastattn.attend(*a, 0.0, model_logits), attention_reference):
+            y = fn(q, k, v, pe, call, o)
+            g = torch.autograd.grad((y * w).sum(), [q, k, v] + list(pe.parameters()), allow_unused=True,
+                                    materialize_grads=True, retain_graph=True) if grad else []
+            outs.append([y.detach()] + list(g))
+        taken = fastattn.route(q, pe, call, o)
+    return names, outs, taken
+
+
+@pytest.mark.parametrize('pe', ALL)
+@pytest.mark.parametrize('setup', list(DIRECT))
+def test_every_route_equals_the_reference_on_unit_scale_inputs(pe, setup):
+    names, (fast, ref), taken = direct_pair(pe, setup)
+    assert ref[0].abs().max() > 0.5  # order-1 outputs, so 1e-5 is a tight tolerance
+    for name, a, b in zip(names, fast, ref):
+        # relative to the part's size; a parameter's gradient sums over every logit, so 1e-4 there
+        tol = (1e-5 if name in ('out', 'q', 'k', 'v') else 1e-4) * max(1.0, float(b.abs().max()))
+        assert (a - b).abs().max() <= tol, (taken, name, (a - b).abs().max())
+
+
+@pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
+@pytest.mark.parametrize('pe', ['rope', 'alibi', 'gauss_wht1', 'kerple_biaswht', 'fox', 'bipe_alibi'])
+def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monkeypatch):
+    """The GPU route's score_mod and mask_mod (eager FlexAttention on CPU) where the model-level test above does not
+    reach: a query after a Λ-shaped KV cache, on unit-scale inputs; one encoding for each part of score_mod (none, a
+    bias, a weight, both, FoX's potential, BiPE's per-sequence positions)."""
+    model = tiny(pe)
+    pe_, call, o, shape, Tk, _ = captured_call(model, 'bounded', T=40)
+    q, k, v = unit_qkv(shape, Tk)
+    real_flex = fastattn.flex
+    monkeypatch.setattr(fastattn, 'flex', lambda *a: real_flex(*a, compiled=False))
+    with torch.no_grad():
+        got = fastattn.flex_route(q, k, v, pe_, call, o, 0.0, model_logits)
+        want = attention_reference(q, k, v, pe_, call, o)
+    assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
+    monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
+    assert fastattn.route(q, pe_, call, o) == 'flex'
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# The non-CPU paths: sdpa_lse's explicit branch runs here too; FlexAttention's backward and bf16 need a GPU.
+# ------------------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('explicit', [False, True])
+@pytest.mark.parametrize('masked', [False, True])
+def test_sdpa_lse_equals_a_direct_softmax(explicit, masked):
+    """Both branches of fastattn.sdpa_lse (the CPU flash kernel; the explicit one other devices take), causal or with
+    a mask holding -inf (one row sees no key: lse -inf, output 0 in the explicit branch)."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 9, 8) for _ in range(3))
+    mask = torch.randn(9, 9).masked_fill(torch.rand(9, 9) < 0.3, float('-inf')) if masked else None
+    out, lse = fastattn.sdpa_lse(q, k, v, mask, 0.4, causal=not masked, explicit=explicit)
+    att = (q @ k.transpose(-2, -1)) * 0.4
+    att = att + mask if masked else att.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float('-inf'))
+    seen = torch.isfinite(att).any(-1)
+    want = att.softmax(-1).nan_to_num() @ v
+    assert torch.allclose(out[seen], want[seen], atol=1e-5)
+    assert torch.allclose(lse[seen], att.logsumexp(-1)[seen], atol=1e-5)
+    if explicit and masked:
+        mask[4] = float('-inf')
+        out, lse = fastattn.sdpa_lse(q, k, v, mask, 0.4, causal=False, explicit=True)
+        assert (lse[..., 4] == float('-inf')).all() and (out[..., 4, :] == 0).all()
+
+
+@pytest.mark.parametrize('parts', ['', 'b', 'p'])
+def test_tiles_through_the_explicit_kernel_equal_a_direct_computation(parts, monkeypatch):
+    """tiled_attention as a GPU runs it: every SDPA tile through sdpa_lse's explicit branch."""
+    real = fastattn.sdpa_lse
+    monkeypatch.setattr(fastattn, 'sdpa_lse', lambda *a, **kw: real(*a, **kw, explicit=True))
+    torch.manual_seed(0)
+    B, H, T, D = 2, 3, 75, 8
+    q, k, v = [torch.randn(B, H, T, D) for _ in range(3)]
+    tb = torch.randn(H, T)
+    bias = (lambda d: tb[:, :len(d)]) if 'b' in parts else None
+    pot = torch.randn(B, H, T).cumsum(-1) if 'p' in parts else None
+    for window in (0, 23):
+        out, lse = fastattn.tiled_attention(q, k, v, 0.3, bias, None, pot, window, 16)
+        want, want_lse = direct(q, k, v, 0.3, bias, None, pot, window)
+        assert torch.allclose(out, want, atol=1e-5) and torch.allclose(lse, want_lse, atol=1e-4)
+
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
+
+
+def loss_and_grads(model, idx, **opts):
+    model.zero_grad()
+    with model.attention(**opts):
+        loss = model(idx, targets=idx)[1]
+    loss.backward()
+    return loss.detach().float(), {n: p.grad.float().clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@cuda
+@pytest.mark.parametrize('pe', ['alibi', 't5', 'kerple_biaswht', 'gauss_wht1', 'fox', 'bipe_alibi', 'rope'])
+@pytest.mark.parametrize('opts', [dict(), dict(local=9, n_starting=2)])
+def test_cuda_training_through_flex_equals_reference(pe, opts):
+    """CUDA training takes the compiled FlexAttention route (forward and backward): the loss and every gradient,
+    the positional parameters' included, equal the reference's."""
+    model = tiny(pe).cuda().train()
+    idx = torch.randint(3, 64, (2, 80), device='cuda')
+    idx[:, ::7] = 1
+    with fastattn.recording() as taken:
+        l1, g1 = loss_and_grads(model, idx, **opts)
+    assert 'flex' in taken or not opts and pe == 'rope', taken
+    l2, g2 = loss_and_grads(model, idx, impl='plain', **opts)
+    assert torch.allclose(l1, l2, atol=1e-4) and g1.keys() == g2.keys()
+    assert {n for n, _ in model.named_parameters() if n.startswith('pe.')} <= g1.keys()  # positional ones too
+    for n in g1:
+        assert torch.allclose(g1[n], g2[n], atol=1e-4, rtol=1e-3), (n, (g1[n] - g2[n]).abs().max())
+
+
+@cuda
+@pytest.mark.parametrize('pe', ['alibi', 'kerple_log', 'fox', 'rope', 'fire'])
+def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
+    """bf16 autocast, as train.py runs on a GPU: every route's logits within bf16's precision of the float32
+    reference, in inference and with gradients."""
+    model = tiny(pe).cuda()
+    idx = torch.randint(3, 64, (2, 80), device='cuda')
+    idx[:, ::7] = 1
+    with torch.no_grad():
+        ref = logits(model, idx, impl='plain')
+        with torch.autocast('cuda', dtype=torch.bfloat16):
+            fast = logits(model, idx, local=16, n_starting=2), logits(model, idx)
+        ref_lambda = logits(model, idx, impl='plain', local=16, n_starting=2)
+    for got, want in zip(fast, (ref_lambda, ref)):
+        assert torch.isfinite(got).all() and (got.float() - want).abs().max() < 0.05 * want.abs().max()
+    model.train()
+    with torch.autocast('cuda', dtype=torch.bfloat16):
+        loss = model(idx, targets=idx)[1]
+    loss.backward()
+    with torch.no_grad():
+        want = logits(model.eval(), idx, impl='plain')
+    assert abs(loss.item() - torch.nn.functional.cross_entropy(want.flatten(0, 1), idx.flatten()).item()) < 0.05
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+@cuda
+def test_cuda_sdpa_lse_equals_the_cpu_kernel():
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 33, 8) for _ in range(3))
+    want = fastattn.sdpa_lse(q, k, v, None, 0.4, causal=True)
+    got = fastattn.sdpa_lse(q.cuda(), k.cuda(), v.cuda(), None, 0.4, causal=True)
+    assert all(torch.allclose(a.cpu(), b, atol=1e-5) for a, b in zip(got, want))

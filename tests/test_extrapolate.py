@@ -49,6 +49,30 @@ def test_draw_ends_keeps_every_context_inside_one_document():
         common.draw_ends(split, 600, 5, seed=1)
 
 
+def spans(doc_lengths, context):
+    """Every position e that may be scored with `context` tokens before it, built from make_split's layout alone:
+    documents of the given lengths, one eot between neighbours; e lies in the same document as e - context."""
+    out, at = set(), 0
+    for i, n in enumerate(doc_lengths):
+        at += 1 if i else 0
+        out |= set(range(at + context, at + n))
+        at += n
+    return out
+
+
+@pytest.mark.parametrize('context', [1, 10, 64, 259, 499])
+def test_draw_ends_covers_exactly_the_valid_positions(context):
+    """Asking for more than there are gives every valid position once; fewer gives valid positions only, whatever
+    the seed."""
+    lengths = (300, 40, 500, 10, 260)
+    split, want = make_split(lengths), spans(lengths, context)
+    ends, info = common.draw_ends(split, context, 10 ** 6, seed=0)
+    assert sorted(ends.tolist()) == sorted(want) and info['positions'] == len(want) == info['n_drawn']
+    for seed in range(20):
+        ends, _ = common.draw_ends(split, context, 30, seed)
+        assert len(set(ends.tolist())) == min(30, len(want)) and set(ends.tolist()) <= want
+
+
 def test_last_token_ppl_equals_hand_computed_loss():
     split, model = make_split(), tiny('alibi')
     ends, _ = common.draw_ends(split, 64, 6, seed=2)

@@ -155,6 +155,22 @@ def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
     assert (zeta < 1).all()  # so every pair decays with distance
 
 
+@pytest.mark.parametrize('pe, kw', [('xpos', dict(xpos_scale_base=4.0)), ('rope', dict(rope_scaling='pi', rope_scale=4.0))])
+def test_rotary_logits_are_the_closed_form_at_distance_m_minus_n(pe, kw):
+    """From the formulas alone, not from rope.rotate: xPos is RoPE whose pair i gains zeta_i^((m - n) / B),
+    zeta_i = (2i/D + 0.4) / 1.4 (Sun et al. 2022); position interpolation turns pair i by (m - n) theta_i / s."""
+    enc = tiny(pe, n_head=1, n_embd=8, **kw).pe
+    theta = 10000.0 ** (-torch.arange(0, 8, 2).double() / 8) / (4.0 if pe == 'rope' else 1.0)
+    zeta = (torch.arange(0, 8, 2).double() / 8 + 0.4) / 1.4
+    g = torch.Generator().manual_seed(0)
+    for m, n in [(0, 0), (5, 2), (9, 0), (3, 7), (40, 33)]:
+        q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
+        got = (enc.rotate(q.view(1, 1, 1, 8), torch.tensor([[m]])) *
+               enc.rotate(k.view(1, 1, 1, 8), torch.tensor([[n]]), key=True)).sum()
+        want = helpers.rotary_closed_form(q, k, m, n, theta, zeta ** ((m - n) / 4.0) if pe == 'xpos' else None)
+        assert float(got) == pytest.approx(want, rel=1e-4, abs=1e-4), (m, n)
+
+
 def test_cope_positions_count_the_gates():
     """With gates of exactly 0 or 1 and q.e[i] = i, CoPE's term is the number of counted keys between n and m."""
     pe = tiny('cope', n_head=1, n_embd=4, cope_max_pos=8).pe

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import helpers
-from model import GPT, GPTConfig, KVCache, POSITIONAL_ENCODINGS, T5Bias, alibi_slopes, sandwich_ratios
+from model import GPT, GPTConfig, KVCache, POSITIONAL_ENCODINGS, T5Bias, alibi_slopes, sandwich_ratios, sinusoid
 
 torch.manual_seed(0)
 ALL = list(POSITIONAL_ENCODINGS)
@@ -439,3 +439,70 @@ def test_generate_far_beyond_block_size_with_bounded_cache():
     assert out.shape == (1, 103)
     with pytest.raises(ValueError, match='positions 0..15 only'):
         tiny('learned').generate(torch.zeros(1, 3, dtype=torch.long), 20)
+
+
+def lambda_logits(model, idx, local, n_starting):
+    """The last position's logits of a full forward under the Λ mask: what a bounded cache must reproduce."""
+    with torch.no_grad(), model.attention(local=local, n_starting=n_starting, impl='plain'):
+        return all_logits(model, idx)[:, -1]
+
+
+def talkative(pe):
+    """A tiny GPT whose greedy continuation keeps changing token: an untied head (a tied one repeats the last token)
+    and attention 4x its initial size."""
+    model = helpers.tiny(pe, strong=True, build=GPT, tie_head=False)
+    with torch.no_grad():
+        for block in model.transformer.h:
+            block.attn.c_attn.weight.mul_(4.0)
+            block.attn.c_proj.weight.mul_(4.0)
+    torch.manual_seed(0)
+    return model
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'rope', 'fox'])
+def test_greedy_generation_equals_argmax_of_lambda_masked_forwards(pe):
+    """top_k=1 with a bounded cache (first 2 + last 8 tokens) picks, at every step, the argmax of a full forward of
+    the text so far under the Λ mask: the cache holds the right tokens at the right positions, starting tokens too."""
+    model = talkative(pe)
+    prompt = torch.randint(3, 64, (2, 5))
+    out = model.generate(prompt, 30, top_k=1, cache_window=8, n_starting=2)
+    assert torch.equal(out[:, :5], prompt)
+    assert (out[:, 6:] != out[:, 5:-1]).sum() >= 10  # not one token repeated, which would hide a wrong token fed back
+    for t in range(5, 35):
+        assert torch.equal(out[:, t], lambda_logits(model, out[:, :t], 8, 2).argmax(-1)), t
+
+
+def test_sampled_tokens_stay_in_the_top_k():
+    model = talkative('alibi')
+    out = model.generate(torch.randint(3, 64, (4, 3)), 25, temperature=2.0, top_k=3, cache_window=8, n_starting=2)
+    ranks = []
+    for t in range(3, 28):
+        order = lambda_logits(model, out[:, :t], 8, 2).argsort(-1, descending=True)
+        ranks += (order == out[:, t:t + 1]).float().argmax(-1).tolist()
+    assert max(ranks) <= 2 and min(ranks) == 0 and len(set(ranks)) == 3  # inside the top 3, and not only the top 1
+    logits = torch.tensor([[0.0, 3.0, 1.0, 2.9, -1.0]]).repeat(2000, 1)
+    drawn = GPT.sample_next(logits, 1.0, 2).flatten()
+    share = (drawn == 1).float().mean()  # tokens 1 and 3 only, in the ratio e^3 : e^2.9
+    assert set(drawn.tolist()) == {1, 3} and abs(share - 1 / (1 + math.exp(-0.1))) < 0.04
+
+
+def test_sinusoid_against_hand_values():
+    """Eq. 4.5 with d = 4: p[m] = (sin m, cos m, sin(m / 100), cos(m / 100)), base 10000^(2/4) = 100."""
+    got = sinusoid(torch.tensor([0, 1, 3, 250]), 4).double()
+    for row, m in zip(got, (0, 1, 3, 250)):
+        want = torch.tensor([math.sin(m), math.cos(m), math.sin(m / 100), math.cos(m / 100)], dtype=torch.float64)
+        assert torch.allclose(row, want, atol=1e-5), m
+    assert got[1].tolist() == pytest.approx([0.841471, 0.540302, 0.0099998, 0.99995], abs=1e-6)
+
+
+def test_rope_logit_is_the_closed_form_at_distance_m_minus_n():
+    """Su et al. eq. 16: q and k rotated at m and n score as the closed form at distance m - n, theta_i =
+    10000^(-2i/D); the same pairs far from 0 give the same value (relative)."""
+    pe = tiny('rope', n_head=1, n_embd=8).pe
+    theta = 10000.0 ** (-torch.arange(0, 8, 2).double() / 8)
+    g = torch.Generator().manual_seed(0)
+    for m, n in [(0, 0), (5, 2), (9, 0), (3, 7), (1003, 1000)]:
+        q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
+        rq = pe.rotate(q.view(1, 1, 1, 8), torch.tensor([[m]]))
+        rk = pe.rotate(k.view(1, 1, 1, 8), torch.tensor([[n]]), key=True)
+        assert float((rq * rk).sum()) == pytest.approx(helpers.rotary_closed_form(q, k, m, n, theta), abs=1e-4), (m, n)

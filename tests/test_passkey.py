@@ -81,3 +81,16 @@ def test_main_scores_every_cell_and_refuses_bad_settings(tmp_path):
         pk.main(dict(cfg, depths=[0, 1.5]))
     with pytest.raises(ConfigError, match="a vocabulary smaller than the bytes tokenizer's 256"):
         pk.main(dict(cfg, ckpt=[save_ckpt(tmp_path, tiny('alibi'), 'small')]))
+
+
+def test_a_length_shorter_than_the_prompt_is_labelled_by_what_the_model_saw(tmp_path, capsys):
+    """0.1 x L_tr = 6 tokens cannot hold the code prompt (129 tokens without fillers): its cells and table row say
+    L_ex = 129, the length the model was run at, not 6; lengths <= 0 are refused."""
+    path = save_ckpt(tmp_path, tiny('alibi', vocab_size=256, block_size=64), 'a')
+    cfg = dict(pk.DEFAULTS, ckpt=[path], lengths=[0.1], depths=[0.5], n=1, out_dir=str(tmp_path / 'res'))
+    cell = pk.main(cfg)[0]['cells'][0]
+    assert cell['L_ex'] == cell['prompt_tokens'] + 5 - 1 == 129
+    assert '| 0.1 (L_ex=129) |' in (tmp_path / 'res' / 'passkey.md').read_text()
+    assert 'L_ex=129' in capsys.readouterr().out
+    with pytest.raises(ConfigError, match=r'lengths=\[0.1, 0\]: expected positive'):
+        pk.main(dict(cfg, lengths=[0.1, 0]))

@@ -50,6 +50,29 @@ def test_three_implementations_agree(C, K, T):
     assert torch.allclose(last, reduce, atol=1e-5)
 
 
+def grads(model, idx, targets, impl):
+    model.zero_grad()
+    loss = model(idx, targets=targets, impl=impl)[1]
+    loss.backward()
+    return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+
+@pytest.mark.parametrize('C,K,T', [(2, 1, 16), (3, 2, 20)])
+def test_gather_and_reduce_gradients_equal_plain(C, K, T):
+    """Training through the fast forwards: the loss and every parameter's gradient (the shared blocks' and the r_i)
+    equal the plain implementation's; reduce's loss is the final position's, so plain scores only that one."""
+    model = regular(C, K).train()
+    idx = torch.randint(0, 13, (2, T))
+    last = torch.full_like(idx, -1)
+    last[:, -1] = idx[:, 0]
+    for impl, targets, plain_targets in (('gather', idx, idx), ('reduce', idx[:, :1], last)):
+        loss, got = grads(model, idx, targets, impl)
+        want_loss, want = grads(model, idx, plain_targets, 'plain')
+        assert loss == pytest.approx(want_loss, abs=1e-5) and got.keys() == want.keys() and 'pe.r' in got
+        for n in got:
+            assert torch.allclose(got[n], want[n], atol=1e-5, rtol=1e-4), (impl, n, (got[n] - want[n]).abs().max())
+
+
 def test_gather_memory_blocks_do_not_change_the_result():
     model = regular(C=3)
     idx = torch.randint(0, 13, (2, 50))

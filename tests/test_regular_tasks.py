@@ -2,6 +2,7 @@
 ranges, the seeded test sets, the window transitions of the PCA plot, and the errors. numpy only, no torch."""
 import hashlib
 import itertools
+import math
 import os
 import subprocess
 import sys
@@ -102,13 +103,26 @@ def test_recognition_samples_are_half_members_as_claimed(name):
             assert all(REFERENCE[name](''.join(map(str, r))) == bool(c) for r, c in zip(x, y))
 
 
-def test_member_sampler_is_uniform():
-    # D_2 has 2 members of length 4 (0011, 0101) and 4 of length 6 (010101, 001101, 010011, 001011; 000111 is
-    # three deep); each should be equally likely
-    for L, k in ((4, 2), (6, 4)):
-        x = T['D_2'].dfa.sample_members(np.random.default_rng(0), L, 5000)
-        _, counts = np.unique(x, axis=0, return_counts=True)
-        assert len(counts) == k and counts.min() > 0.8 * 5000 / k
+def chi2_bound(df, z=5.0):
+    """The chi-square quantile ~z standard deviations up (Wilson-Hilferty): a uniform sampler exceeds it with
+    probability about 3e-7."""
+    return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
+
+
+@pytest.mark.parametrize('name,L,member', [('D_3', 8, lambda s: in_dyck(s, 3)), ('tomita_4', 6, REFERENCE['tomita_4'])],
+                         ids=['D_3', 'tomita_4'])
+def test_member_sampler_is_uniform(name, L, member):
+    """Every member of the length equally likely, by a chi-square bound. At these lengths a random walk that picks
+    each next symbol uniformly among those that can still complete a member is far from uniform (D_3: 00001111 is
+    no member; tomita_4: no 000)."""
+    strings = [''.join(map(str, r)) for r in itertools.product([0, 1], repeat=L)]
+    members = sorted(s for s in strings if member(s))
+    n = 400 * len(members)
+    x = T[name].dfa.sample_members(np.random.default_rng(0), L, n)
+    drawn, counts = np.unique([''.join(map(str, r)) for r in x], return_counts=True)
+    assert drawn.tolist() == members  # every member, and nothing else
+    chi2 = float(((counts - n / len(members)) ** 2 / (n / len(members))).sum())
+    assert chi2 < chi2_bound(len(members) - 1), (chi2, chi2_bound(len(members) - 1))
 
 
 @pytest.mark.parametrize('name', ['even_pairs', 'modular_arithmetic', 'parity_check', 'cycle_navigation'])

@@ -31,6 +31,9 @@ def test_generates_far_beyond_block_size_with_a_bounded_cache(tmp_path, monkeypa
     def recording_trim(self):
         real_trim(self)
         sizes.append(max(k.shape[2] for k in self.k.values()))
+        n = self.next  # tokens seen so far: the cache keeps the first 2 and the last 8 of them, K and V alike
+        assert self.idx.tolist() == (list(range(n)) if n <= 10 else [0, 1] + list(range(n - 8, n)))
+        assert all(t.shape[2] == len(self.idx) for t in list(self.k.values()) + list(self.v.values()))
     monkeypatch.setattr(model_module.KVCache, 'trim', recording_trim)
     cfg = parse_config(sample.DEFAULTS, [f'--ckpt={tmp_path}', '--start=def f(x):', '--max_new_tokens=60',
                                          '--cache_window=8', '--n_starting=2', '--num_samples=3', '--device=cpu'])

@@ -56,3 +56,17 @@ def test_train_runs_resume_and_fine_tunes_keep_their_source(tmp_path):
     os.makedirs(tmp_path / 'r0')
     (tmp_path / 'r0' / 'ckpt.pt').write_bytes(b'')
     assert sweep.command(tune, dict(seed=0))[0][-1] == '--init_from=auto'  # later flags win: resume its own
+
+
+def test_a_changed_command_runs_again(tmp_path):
+    """.done holds the command it finished: more iterations are not 'finished already'; the same command is."""
+    (tmp_path / 'fake.py').write_text(SCRIPT)
+    cfg = dict(sweep.DEFAULTS, script=str(tmp_path / 'fake.py'), args=['--iters=1'], grid=dict(seed=[0]),
+               out_dir=str(tmp_path / 's{seed}'), jobs=1)
+    sweep.main(cfg)
+    assert sweep.main(dict(cfg, dry_run=True)) == []  # the same command: finished
+    sweep.main(dict(cfg, args=['--iters=2']))
+    assert [line.split()[0] for line in (tmp_path / 's0' / 'args.txt').read_text().splitlines()] == \
+        ['--iters=1', '--iters=2']
+    (tmp_path / 's0' / 'run.log.done').write_text('')  # written before .done recorded the command: finished
+    assert sweep.main(dict(cfg, args=['--iters=3'], dry_run=True)) == []
