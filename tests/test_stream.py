@@ -1,0 +1,110 @@
+"""Streaming through a bounded, cache-relative KV cache (model.KVCache(relative=True), common.stream_*): it must
+equal one full forward under LM-Infinite's Λ mask and distance ceiling, chunked or token by token, at any stream
+offset, in constant memory."""
+import numpy as np
+import pytest
+import torch
+
+import helpers
+from common import position_buckets, stream_chunks, stream_losses, stream_refusal
+from config import ConfigError
+from model import KVCache
+
+W, S = 16, 4  # window and starting (sink) tokens; helpers.tiny trains on L_tr = 16
+STREAMABLE = ['rope', 'xpos', 'alibi', 'kerple_log', 't5', 'none', 'fox', 'cope']
+
+
+def text(n, seed=0):
+    return np.random.default_rng(seed).integers(1, helpers.V, n).astype(np.uint16)
+
+
+def streamed(model, tokens, chunk, window=W, n_starting=S):
+    return np.concatenate(list(stream_losses(model, stream_chunks([tokens], len(tokens) - 1, chunk), window, n_starting)))
+
+
+@pytest.mark.parametrize('pe', STREAMABLE)
+@pytest.mark.parametrize('n_starting', [0, S])
+def test_stream_equals_full_forward_under_lambda_mask(pe, n_starting):
+    model, tokens = helpers.tiny(pe, strong=True), text(81)
+    x, y = (torch.from_numpy(tokens[a:a + 80].astype(np.int64))[None] for a in (0, 1))
+    with torch.no_grad(), model.attention(local=W, n_starting=n_starting, ceiling=W if n_starting else 0):
+        full = model(x, targets=y, reduction='none')[1][0].double().numpy()
+    np.testing.assert_allclose(streamed(model, tokens, 7, n_starting=n_starting), full, atol=2e-5)
+
+
+@pytest.mark.parametrize('pe', ['rope', 'alibi', 'fox'])
+def test_chunked_equals_token_by_token(pe):
+    model, tokens = helpers.tiny(pe, strong=True), text(61, seed=1)
+    np.testing.assert_allclose(streamed(model, tokens, 16), streamed(model, tokens, 1), atol=2e-5)
+
+
+def offset_losses(model, tokens, offset, relative=True, n_starting=S, chunk=8):
+    """Losses of tokens[n_starting:] after the sinks tokens[:n_starting] and a jump of the stream to `offset`, as if
+    offset - n_starting tokens between them had streamed through the cache and been dropped."""
+    cache, out = KVCache(local=W, n_starting=n_starting, relative=relative), []
+    t = torch.from_numpy(tokens.astype(np.int64))[None]
+    with torch.no_grad(), model.attention(ceiling=W if n_starting else 0):
+        if n_starting:
+            model(t[:, :n_starting], cache=cache)
+        cache.next = offset
+        for a in range(n_starting, t.size(1) - 1, chunk):
+            b = min(a + chunk, t.size(1) - 1)
+            out.append(model(t[:, a:b], targets=t[:, a + 1:b + 1], cache=cache, reduction='none')[1][0])
+            assert cache.k[0].size(2) <= n_starting + W and cache.idx.numel() <= n_starting + W
+    return torch.cat(out).double().numpy()
+
+
+@pytest.mark.parametrize('pe', ['rope', 'xpos', 'alibi', 'kerple_log'])
+def test_losses_at_stream_offset_2_24_equal_those_at_0(pe):
+    model, tokens = helpers.tiny(pe, strong=True), text(70, seed=2)
+    np.testing.assert_allclose(offset_losses(model, tokens, 2 ** 24), offset_losses(model, tokens, S), atol=1e-5)
+
+
+def test_absolute_positions_at_2_24_would_break_rope():
+    # the check above can fail: the same stream with keys rotated by their index (the plain cache) drifts at 2^24
+    model, tokens = helpers.tiny('rope', strong=True), text(70, seed=2)
+    at0, far = (offset_losses(model, tokens, o, relative=False, n_starting=0) for o in (0, 2 ** 24))
+    assert np.abs(far - at0).max() > 1e-4  # a random model is near uniform: 2.6e-4 here, 0.75 nats trained (#29)
+    np.testing.assert_allclose(offset_losses(model, tokens, 2 ** 24, n_starting=0), at0, atol=1e-5)
+
+
+def test_cache_holds_at_most_s_plus_w_and_the_first_tokens():
+    model, tokens = helpers.tiny('rope'), text(100, seed=3)
+    cache = KVCache(local=W, n_starting=S, relative=True)
+    with torch.no_grad():
+        for x, _ in stream_chunks([tokens], 99, 10):
+            model(x, cache=cache)
+            assert all(k.size(2) <= S + W for k in cache.k.values())
+    assert cache.idx.tolist() == list(range(S)) + list(range(99 - W, 99))
+    assert cache.rel.tolist() == [list(range(S + W))]  # positions are slots: the stream's length never shows
+
+
+def test_stream_chunks_join_parts_and_refuse_a_short_stream():
+    a, b = np.arange(5, dtype=np.uint16), np.arange(100, 110, dtype=np.uint16)
+    got = list(stream_chunks([a, b], 12, 5))
+    assert [x.tolist() for x, _ in got] == [[[0, 1, 2, 3, 4]], [[100, 101, 102, 103, 104]], [[105, 106]]]
+    assert [y.tolist() for _, y in got] == [[[1, 2, 3, 4, 100]], [[101, 102, 103, 104, 105]], [[106, 107]]]
+    with pytest.raises(ConfigError, match='tokens=15: the stream holds only 14 targets'):
+        list(stream_chunks([a, b], 15, 5))
+
+
+def test_windows_baseline_scores_each_chunk_from_scratch():
+    model, tokens = helpers.tiny('alibi'), text(33, seed=4)
+    got = np.concatenate(list(stream_losses(model, stream_chunks([tokens], 32, W), W, 0, fresh=True)))
+    x, y = (torch.from_numpy(tokens[a:a + 32].astype(np.int64)).view(2, W) for a in (0, 1))
+    with torch.no_grad():
+        np.testing.assert_allclose(got, model(x, targets=y, reduction='none')[1].reshape(-1).double().numpy(), atol=1e-6)
+
+
+def test_position_buckets_double():
+    assert position_buckets(1000).tolist() == [0, 64, 128, 256, 512, 1000]
+    assert position_buckets(64).tolist() == [0, 64]
+
+
+@pytest.mark.parametrize('pe, refused', [('learned', True), ('sinusoidal', True), ('bipe_rope', True), ('fire', True),
+                                         ('regular', True), ('rope', False), ('fox', False), ('cope', False)])
+def test_refusal_follows_the_rule(pe, refused):
+    why = stream_refusal(helpers.tiny(pe))
+    assert (why is not None) == refused
+    if refused:
+        assert why.startswith(f"pe={pe!r} cannot stream")
