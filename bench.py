@@ -6,6 +6,7 @@ rounds), so that the ratios against pe='none' hold on a shared machine. Training
   python bench.py configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
   python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one biased layer, each implementation
   python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
+  python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000   # constant cost?
 """
 import concurrent.futures
 import ctypes
@@ -16,17 +17,19 @@ import resource
 import statistics
 import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision
+from common import (Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision,
+                    stream_chunks, stream_losses, stream_refusal)
 from config import ConfigError, run
 import fastattn
 from model import (AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference, logits,
                    make_model, n_levels)
 
 DEFAULTS = dict(
-    mode='train',               # train | eval | attention | regular
+    mode='train',               # train | eval | attention | regular | stream
     pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing)
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
@@ -38,6 +41,9 @@ DEFAULTS = dict(
     attn_batch=1,               # attention: batch size (16 with lengths=256 is the tiny config's training shape)
     regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
     regular_chunk=2,            # regular: C
+    stream_tokens=[10000, 1000000],  # stream: a short and a long stream, interleaved (window: block_size)
+    stream_sinks=4,             # stream: starting tokens S kept in the cache
+    stream_chunk=256,           # stream: tokens per forward pass
     # the model and batch (a training config sets these; its other keys are ignored here)
     batch_size=16,
     gradient_accumulation_steps=1,
@@ -297,7 +303,43 @@ def bench_regular(cfg, device):
     return out
 
 
-MODES = {'train': bench_train, 'eval': bench_eval, 'attention': bench_attention, 'regular': bench_regular}
+def bench_stream(cfg, device):
+    """Tokens/s and peak RSS of a stream through the bounded cache-relative KV cache (extrapolate.py protocol=stream)
+    at two stream lengths, interleaved, per encoding, random weights and tokens: constant cost is a ratio near 1."""
+    lengths = sorted(cfg['stream_tokens'])
+    if len(lengths) != 2 or lengths[0] < 1:
+        raise ConfigError(f"stream_tokens={cfg['stream_tokens']}: give two positive lengths, e.g. 10000,1000000")
+    W, S, C = cfg['block_size'], cfg['stream_sinks'], cfg['stream_chunk']
+    torch.manual_seed(cfg['seed'])
+    rows, out = [], {}
+    for pe in [p for p in encodings(cfg) if p in cfg['pes']]:
+        model = make_model(model_config(cfg, pe=pe)).to(device).eval()
+        if stream_refusal(model):
+            raise ConfigError(stream_refusal(model))
+        text = torch.randint(model.config.vocab_size, (lengths[1] + 1,)).numpy().astype(np.uint16)
+
+        def step(n):
+            with Meter() as m:
+                for _ in stream_losses(model, stream_chunks([text], n, C), W, S):
+                    pass
+            return dict(s=m.seconds, tps=n / m.seconds, mb=m.peak_mb)
+        res, _ = interleaved(lengths, cfg['rounds'], cfg['warmup'], step)
+        tps = {n: statistics.median(r['tps'] for r in res[n]) for n in lengths}
+        mb = {n: max(r['mb'] for r in res[n]) for n in lengths}
+        out[pe] = dict(tokens_per_s=tps, peak_rss_mb=mb)
+        rows.append([pe] + [f'{tps[n]:,.0f}' for n in lengths] + [f'{tps[lengths[1]] / tps[lengths[0]]:.3f}']
+                    + [f'{mb[n]:.0f}' for n in lengths] + [f'{mb[lengths[1]] / mb[lengths[0]]:.3f}'])
+        print(f"{pe}: {tps}, {mb}", flush=True)
+    a, b = lengths
+    print(f"\nStream through the bounded cache on {device} ({torch.get_num_threads()} threads), S={S}, W={W}, chunks of "
+          f"{C}, random weights and tokens; median tokens/s and largest peak RSS (MB) of {cfg['rounds']} interleaved "
+          f"rounds per length\n")
+    print(md_table(['pe', f'tok/s @{a}', f'tok/s @{b}', 'ratio', f'RSS @{a}', f'RSS @{b}', 'ratio'], rows))
+    return out
+
+
+MODES = {'train': bench_train, 'eval': bench_eval, 'attention': bench_attention, 'regular': bench_regular,
+         'stream': bench_stream}
 
 
 def main(cfg):
