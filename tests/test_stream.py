@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import torch
 
+import extrapolate as ex
 import helpers
 from common import position_buckets, stream_chunks, stream_losses, stream_refusal
-from config import ConfigError
+from config import ConfigError, parse_config
 from model import KVCache
 
 W, S = 16, 4  # window and starting (sink) tokens; helpers.tiny trains on L_tr = 16
@@ -108,3 +109,36 @@ def test_refusal_follows_the_rule(pe, refused):
     assert (why is not None) == refused
     if refused:
         assert why.startswith(f"pe={pe!r} cannot stream")
+
+
+def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
+    # the stream crosses from the test split into train; every row is recomputed by one forward over the whole stream
+    data, model = tmp_path / 'data', helpers.tiny('rope', strong=True)
+    data.mkdir()
+    test, train = helpers.make_split(), helpers.make_split(seed=1)
+    helpers.save_split(data, test), helpers.save_split(data, train, 'train')
+    path = helpers.save_ckpt(tmp_path, model, 'rope-s0')
+    got = ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream', '--tokens=1200',
+                                             '--n_starting=4', '--chunk=50', f'--out_dir={tmp_path / "out"}']))
+    stream = np.concatenate([test.tokens, train.tokens])[:1201].astype(np.int64)
+    x, y = torch.from_numpy(stream[:-1])[None], torch.from_numpy(stream[1:])[None]
+    edges = position_buckets(1200)
+    with torch.no_grad():
+        with model.attention(local=W, n_starting=S, ceiling=W):
+            sinks = model(x, targets=y, reduction='none')[1][0]
+        with model.attention(local=W):
+            no_sinks = model(x, targets=y, reduction='none')[1][0]
+        windows = model(x.view(-1, W), targets=y.view(-1, W), reduction='none')[1].reshape(-1)
+    for row, full in zip(got['results'], (sinks, no_sinks, windows)):
+        want = [np.exp(full[a:b].double().mean().item()) for a, b in zip(edges, edges[1:])]
+        np.testing.assert_allclose(row['ppl_by_bucket'], want, rtol=1e-5)
+        assert row['n_tokens'] == 1200 and row['tokens_per_s'] > 0
+    assert [r['label'] for r in got['results']] == ['S=4, W=16', 'S=0, W=16', 'windows of 16 from scratch']
+    assert (tmp_path / 'out' / 'stream.md').exists() and (tmp_path / 'out' / 'stream.png').exists()
+
+
+def test_extrapolate_stream_refuses_absolute_positions_in_one_line(tmp_path):
+    data = helpers.save_split(tmp_path, helpers.make_split())
+    path = helpers.save_ckpt(tmp_path, helpers.tiny('learned'), 'learned-s0')
+    with pytest.raises(ConfigError, match=r"learned-s0: pe='learned' cannot stream: absolute positions"):
+        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream', '--tokens=100']))
