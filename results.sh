@@ -8,7 +8,7 @@
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
-# Usage: bash results.sh [lm|analysis|regular] (default: all three), or bench (speed; a quiet machine)
+# Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), or bench (speed; a quiet machine)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -63,6 +63,16 @@ if [ "$what" = all ] || [ "$what" = regular ]; then
     --models=regulargpt_c2,transformer,transformer_rand1024,lstm --out_dir=results/regular
 fi
 
+if [ "$what" = all ] || [ "$what" = stream ]; then
+  # #29: one stream of 1M tokens (the test split, then train) through the bounded cache-relative KV cache, S = 4 and
+  # W = L_tr, against S = 0 and windows of L_tr scored from scratch; seed 0, 2-3 min per row on one quiet thread.
+  # SmolLM2-135M (#28) over 100k tokens with W = 8192: add --ckpt=smollm2 --tokens=100000 --cache_window=8192
+  # --name=stream_smollm2 once extrapolate.py loads it
+  python extrapolate.py --ckpt=out/lm/alibi-s0,out/lm/rope-s0,out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/none-s0 \
+    --protocol=stream --tokens=1000000 --n_starting=4 --threads=1 --out_dir=results/stream \
+    $(reuse results/stream/stream.json)
+fi
+
 if [ "$what" = bench ]; then
   # the speed figures of results/README.md (#12): run on a quiet machine; ratios are against pe='none' in the same process
   mkdir -p results/bench
@@ -79,4 +89,6 @@ if [ "$what" = bench ]; then
     --attn_impls=causal,sdpa_mask,flex_compiled,fast | tee results/bench/attention.md
   python bench.py configs/tiny.py --mode=attention --lengths=256 --attn_batch=16 --attn_pe=kerple_log --rounds=10 \
     --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
+  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
+    --rounds=2 --warmup=0 --threads=1 | tee results/bench/stream.md
 fi
