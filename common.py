@@ -514,10 +514,11 @@ def stream_losses(model, chunks, window, n_starting, fresh=False):
     and the last `window` ones: every token is predicted from at most n_starting + window tokens, at distances
     capped at `window` (LM-Infinite's ceiling), which equals one forward over the whole stream under
     model.attention(local=window, n_starting=n_starting, ceiling=window). fresh: each chunk from scratch instead."""
-    cache = KVCache(local=window, n_starting=n_starting, relative=True)
+    cache, device = KVCache(local=window, n_starting=n_starting, relative=True), next(model.parameters()).device
     with model.attention(ceiling=window if n_starting else 0):  # without starting tokens no distance reaches it
         for x, y in chunks:
-            yield model(x, targets=y, cache=None if fresh else cache, reduction='none')[1][0].double().numpy()
+            loss = model(x.to(device), targets=y.to(device), cache=None if fresh else cache, reduction='none')[1][0]
+            yield loss.double().cpu().numpy()
 
 
 def position_buckets(n_tokens, first=64):

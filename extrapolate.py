@@ -479,9 +479,11 @@ def stream(cfg, runs, old=None):
         if stream_refusal(r.model):
             raise ConfigError(f"{r.name}: {stream_refusal(r.model)}")
     folder = data_of(runs, cfg['data_dir'])
-    parts = [load_split(folder, s).tokens for s in dict.fromkeys([cfg['split'], 'train'])]
+    parts = [load_split(folder, cfg['split']).tokens]
+    if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train
+        parts.append(load_split(folder, 'train').tokens)
     edges = position_buckets(cfg['tokens'])
-    settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'])
+    settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'], cache_window=cfg['cache_window'])
     if old and old.get('settings') != settings:
         raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
     names = {r.name: r for r in runs}
@@ -489,8 +491,10 @@ def stream(cfg, runs, old=None):
     done = {(o['ckpt'], o['row']): o for o in (old or {}).get('results', [])
             if o['ckpt'] not in names or o['iters'] == names[o['ckpt']].iters}
     rows = [o for (name, _), o in done.items() if name not in names]
-    for r in runs:
-        rows += [done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges) for row in cfg['stream_rows']]
+    for r, row in itertools.product(runs, cfg['stream_rows']):
+        if (r.name, row) in done:
+            print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
+        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges))
     ends = [f'{e // 1000}k' if e < 10 ** 6 and e >= 1000 else f'{e / 1e6:g}M' if e >= 10 ** 6 else str(e) for e in edges[1:]]
     md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
           f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "

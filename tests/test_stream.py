@@ -142,3 +142,17 @@ def test_extrapolate_stream_refuses_absolute_positions_in_one_line(tmp_path):
     path = helpers.save_ckpt(tmp_path, helpers.tiny('learned'), 'learned-s0')
     with pytest.raises(ConfigError, match=r"learned-s0: pe='learned' cannot stream: absolute positions"):
         ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream', '--tokens=100']))
+
+
+def test_extrapolate_stream_reuse_keeps_other_runs_and_takes_done_rows(tmp_path):
+    data = helpers.save_split(tmp_path, helpers.make_split())
+    a, b = (helpers.save_ckpt(tmp_path, helpers.tiny(pe), f'{pe}-s0') for pe in ('alibi', 'rope'))
+    base = [f'--data_dir={data}', '--protocol=stream', '--tokens=200', f'--out_dir={tmp_path / "out"}']
+    first = ex.main(parse_config(ex.DEFAULTS, base + [f'--ckpt={a},{b}', '--stream_rows=sinks']))
+    helpers.save_ckpt(tmp_path, helpers.tiny('alibi', seed=1), 'alibi-s0')  # new weights, same iteration: taken
+    again = ex.main(parse_config(ex.DEFAULTS, base + [f'--ckpt={a}', f'--reuse={tmp_path / "out" / "stream.json"}']))
+    assert [(r['ckpt'], r['row']) for r in again['results']] == [('rope-s0', 'sinks'), ('alibi-s0', 'sinks'),
+                                                                 ('alibi-s0', 'no_sinks'), ('alibi-s0', 'windows')]
+    assert again['results'][:2] == first['results'][::-1]
+    with pytest.raises(ConfigError, match='was made with settings'):
+        ex.main(parse_config(ex.DEFAULTS, base[:2] + ['--tokens=100', f'--ckpt={a}', f'--reuse={tmp_path / "out" / "stream.json"}']))
