@@ -504,7 +504,7 @@ def stream(cfg, runs, old=None):
           + md_table(['model', 'attention'] + ends + ['all', 'tokens/s', 'tokens/CPU s', 'peak RSS'],
                      [[o['ckpt'], o['label']] + [fmt_ppl(p) for p in o['ppl_by_bucket']]
                       + [fmt_ppl(o['ppl']), f"{o['tokens_per_s']:,.0f}", f"{o['tokens_per_cpu_s']:,.0f}",
-                                                   f"{o['peak_rss_mb']:.0f} MB"] for o in rows]))
+                         f"{o['peak_rss_mb']:.0f} MB"] for o in rows]))
     print('\n' + md)
     fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])
     ckpts = list(dict.fromkeys(o['ckpt'] for o in rows))
