@@ -324,6 +324,7 @@ def bench_stream(cfg, device):
                 for _ in stream_losses(model, stream_chunks([text], n, C), W, S):
                     pass
             return dict(s=m.seconds, tps=n / m.seconds, cpu_tps=n / (time.process_time() - cpu), mb=m.peak_mb)
+        step(lengths[0])  # the first stream of a process pays for allocations that later ones reuse: not timed
         res, _ = interleaved(lengths, cfg['rounds'], cfg['warmup'], step)
         med = {key: {n: statistics.median(r[key] for r in res[n]) for n in lengths} for key in ('tps', 'cpu_tps')}
         mb = {n: max(r['mb'] for r in res[n]) for n in lengths}
