@@ -341,6 +341,12 @@ def _status_kb(field):
         return None
 
 
+def rss_mb(field='RssAnon'):
+    """Resident memory now, MB. RssAnon (the heap: tensors, the cache) is what a process grows by; VmRSS also counts
+    shared-library pages, which the kernel drops and maps back as other processes need memory."""
+    return (_status_kb(field) or 0) / 1024
+
+
 class Meter:
     """Wall time and peak resident memory (RSS) of a block. The kernel's peak (VmHWM) is reset first by writing 5 to
     /proc/self/clear_refs, so `peak_mb` is the whole process' peak *during this block* and `delta_mb` its excess
