@@ -65,7 +65,7 @@ fi
 
 if [ "$what" = all ] || [ "$what" = stream ]; then
   # #29: one stream of 1M tokens (the test split, then train) through the bounded cache-relative KV cache, S = 4 and
-  # W = L_tr, against S = 0 and windows of L_tr scored from scratch; seed 0, 2-3 min per row on one quiet thread.
+  # W = L_tr, against S = 0 and windows of L_tr scored from scratch; seed 0, 0.5-2 CPU min per row, one thread.
   # SmolLM2-135M (#28) over 100k tokens with W = 8192: add --ckpt=smollm2 --tokens=100000 --cache_window=8192
   # --name=stream_smollm2 once extrapolate.py loads it
   python extrapolate.py --ckpt=out/lm/alibi-s0,out/lm/rope-s0,out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/none-s0 \
