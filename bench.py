@@ -7,6 +7,7 @@ rounds), so that the ratios against pe='none' hold on a shared machine. Training
   python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one biased layer, each implementation
   python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
   python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,8192   # our GPT vs transformers, same weights
+  python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000   # constant cost?
 """
 import concurrent.futures
 import ctypes
@@ -18,10 +19,12 @@ import resource
 import statistics
 import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision
+from common import (Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision,
+                    rss_mb, stream_chunks, stream_losses, stream_refusal)
 from config import ConfigError, run
 import fastattn
 import pretrained
@@ -29,7 +32,7 @@ from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, 
                    make_model, n_levels)
 
 DEFAULTS = dict(
-    mode='train',               # train | eval | attention | regular | pretrained
+    mode='train',               # train | eval | attention | regular | pretrained | stream
     pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing)
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
@@ -42,6 +45,9 @@ DEFAULTS = dict(
     regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
     regular_chunk=2,            # regular: C
     pretrained='smollm2',       # pretrained: the checkpoint (alias, .gguf, Hugging Face folder) run by us and by transformers
+    stream_tokens=[10000, 1000000],  # stream: a short and a long stream, interleaved (window: block_size)
+    stream_sinks=4,             # stream: starting tokens S kept in the cache
+    stream_chunk=256,           # stream: tokens per forward pass
     # the model and batch (a training config sets these; its other keys are ignored here)
     batch_size=16,
     gradient_accumulation_steps=1,
@@ -335,8 +341,48 @@ def bench_regular(cfg, device):
     return out
 
 
+def bench_stream(cfg, device):
+    """Tokens/s and peak RSS of a stream through the bounded cache-relative KV cache (extrapolate.py protocol=stream)
+    at two stream lengths, interleaved, per encoding, random weights and tokens: constant cost is a ratio near 1."""
+    lengths = sorted(cfg['stream_tokens'])
+    if len(lengths) != 2 or lengths[0] < 1:
+        raise ConfigError(f"stream_tokens={cfg['stream_tokens']}: give two positive lengths, e.g. 10000,1000000")
+    W, S, C = cfg['block_size'], cfg['stream_sinks'], cfg['stream_chunk']
+    torch.manual_seed(cfg['seed'])
+    rows, out = [], {}
+    for pe in [p for p in encodings(cfg) if p in cfg['pes']]:
+        model = make_model(model_config(cfg, pe=pe)).to(device).eval()
+        if stream_refusal(model):
+            raise ConfigError(stream_refusal(model))
+        text = torch.randint(model.config.vocab_size, (lengths[1] + 1,)).numpy().astype(np.uint16)
+
+        def step(n):
+            cpu, anon = time.process_time(), 0.0
+            with Meter() as m:
+                for _ in stream_losses(model, stream_chunks([text], n, C), W, S):
+                    anon = max(anon, rss_mb())  # after every chunk: the heap's peak, which page reclaim leaves alone
+            return dict(s=m.seconds, tps=n / m.seconds, cpu_tps=n / (time.process_time() - cpu), mb=m.peak_mb, anon=anon)
+        step(lengths[0])  # the first stream of a process pays for allocations that later ones reuse: not timed
+        res, _ = interleaved(lengths, cfg['rounds'], cfg['warmup'], step)
+        med = {key: {n: statistics.median(r[key] for r in res[n]) for n in lengths} for key in ('tps', 'cpu_tps')}
+        mb, anon = ({n: max(r[k] for r in res[n]) for n in lengths} for k in ('mb', 'anon'))
+        out[pe] = dict(tokens_per_s=med['tps'], tokens_per_cpu_s=med['cpu_tps'], peak_rss_mb=mb, peak_rss_anon_mb=anon)
+        cols = (med['tps'], med['cpu_tps'], mb, anon)
+        rows.append([pe] + [f'{d[n]:,.{1 if i > 1 else 0}f}' for i, d in enumerate(cols) for n in lengths]
+                    + [f'{d[lengths[1]] / d[lengths[0]]:.3f}' for d in cols])
+        print(f"{pe}: {out[pe]}", flush=True)
+    a, b = lengths
+    print(f"\nStream through the bounded cache on {device} ({torch.get_num_threads()} threads), S={S}, W={W}, chunks of "
+          f"{C}, random weights and tokens; median tokens per second (wall clock, and per CPU second of this process, "
+          f"which a busy machine disturbs less) and largest peak RSS (MB; anon: the heap alone, sampled after every "
+          f"chunk) of {cfg['rounds']} interleaved rounds\n")
+    names = ('tok/s', 'tok/CPU s', 'RSS', 'anon RSS')
+    print(md_table(['pe'] + [f'{k} @{n}' for k in names for n in (a, b)] + [f'{k} {b}/{a}' for k in names], rows))
+    return out
+
+
 MODES = {'train': bench_train, 'eval': bench_eval, 'attention': bench_attention, 'regular': bench_regular,
-         'pretrained': bench_pretrained}
+         'pretrained': bench_pretrained, 'stream': bench_stream}
 
 
 def main(cfg):

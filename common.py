@@ -20,7 +20,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 import pretrained
 from config import ConfigError
-from model import GPT, GPTConfig, make_model
+from model import GPT, GPTConfig, KVCache, make_model
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -426,6 +426,12 @@ def _status_kb(field):
         return None
 
 
+def rss_mb(field='RssAnon'):
+    """Resident memory now, MB. RssAnon (the heap: tensors, the cache) is what a process grows by; VmRSS also counts
+    shared-library pages, which the kernel drops and maps back as other processes need memory."""
+    return (_status_kb(field) or 0) / 1024
+
+
 class Meter:
     """Wall time and peak resident memory (RSS) of a block. The kernel's peak (VmHWM) is reset first by writing 5 to
     /proc/self/clear_refs, so `peak_mb` is the whole process' peak *during this block* and `delta_mb` its excess
@@ -568,3 +574,62 @@ def erf_tokens(s, mass=ERF_MASS):
     """ERF counted from the end: the smallest number r of most recent tokens whose normalised gradient exceeds `mass`."""
     tail = np.cumsum(s[::-1])
     return int(np.argmax(tail > mass) + 1) if tail[-1] > mass else len(s)
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming (extrapolate.py protocol=stream, bench.py mode=stream): one long text through a bounded cache
+# --------------------------------------------------------------------------------------------
+
+STREAM_ROWS = ('sinks', 'no_sinks', 'windows')
+
+
+def stream_refusal(model):
+    """Why `model` cannot stream, in one line, or None. The rule: a token's logits may depend on positions only
+    through distances (rotary, biases, weights, FoX's gates, CoPE), which a cache-relative position keeps at any
+    stream length. Absolute parts (learned, sinusoidal, BiPE's in-segment sinusoid) would meet positions they never
+    saw, FIRE's bias reads the query's own position, and RegularGPT has no cache."""
+    kinds = set(model.pe.kinds)
+    if model.config.pe == 'regular':
+        return "pe='regular' cannot stream: RegularGPT has no KV cache (its depth grows with the input)"
+    if kinds & {'absolute', 'query'}:
+        why = 'absolute positions' if 'absolute' in kinds else "a bias that reads the query's absolute position"
+        return (f"pe={model.config.pe!r} cannot stream: {why} would grow past anything it was trained on; "
+                f"streaming needs an encoding of distances only (rotary, bias, weight, potential, content or none)")
+    return None
+
+
+def stream_chunks(parts, n_tokens, chunk):
+    """(input, target) pairs [1, <= chunk] over the first n_tokens targets of one stream, the token arrays `parts`
+    (memmaps) joined end to end; read a chunk at a time, so memory does not grow with the stream."""
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    if n_tokens + 1 > bounds[-1]:
+        raise ConfigError(f"tokens={n_tokens}: the stream holds only {bounds[-1] - 1} targets")
+
+    def take(a, b):
+        got = [p[max(a - s, 0):max(b - s, 0)] for p, s in zip(parts, bounds[:-1])]
+        return torch.from_numpy(np.concatenate(got).astype(np.int64))[None]
+    for p in range(0, n_tokens, chunk):
+        c = min(chunk, n_tokens - p)
+        yield take(p, p + c), take(p + 1, p + c + 1)
+
+
+@torch.inference_mode()
+def stream_losses(model, chunks, window, n_starting, fresh=False):
+    """Per-token losses [c] of each chunk, scored through a relative KVCache that keeps the first n_starting tokens
+    and the last `window` ones: every token is predicted from at most n_starting + window tokens, at distances
+    capped at `window` (LM-Infinite's ceiling), which equals one forward over the whole stream under
+    model.attention(local=window, n_starting=n_starting, ceiling=window). fresh: each chunk from scratch instead."""
+    cache, device = KVCache(local=window, n_starting=n_starting, relative=True), next(model.parameters()).device
+    with model.attention(ceiling=window if n_starting else 0):  # without starting tokens no distance reaches it
+        for x, y in chunks:
+            loss = model(x.to(device), targets=y.to(device), cache=None if fresh else cache, reduction='none')[1][0]
+            yield loss.double().cpu().numpy()
+
+
+def position_buckets(n_tokens, first=64):
+    """Log-spaced edges of stream positions, as LM-Infinite's Fig. 1 plots: [0, first), then one bucket per
+    doubling, the last one ending at n_tokens."""
+    edges, e = [0], first
+    while e < n_tokens:
+        edges, e = edges + [e], 2 * e
+    return np.array(edges + [n_tokens], dtype=np.int64)

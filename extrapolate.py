@@ -7,6 +7,7 @@ Length extrapolation: evaluate models trained on L_tr tokens at L_ex > L_tr toke
   python extrapolate.py --ckpt='out/lm/rope-s*' --rope_scaling=yarn --rope_scale=4   # RoPE extension, no fine-tune
   python extrapolate.py --mode=merge --inputs=results/ppl/a.json,results/ppl/b.json --name=ppl_all  # one table
   python extrapolate.py --ckpt=smollm2 --lengths=0.25,1,2 --n=1 --last_k=128 --rope_scaling=yarn --rope_scale=2
+  python extrapolate.py --ckpt=out/lm/rope-s0 --protocol=stream --tokens=1000000 --n_starting=4  # one long stream
 
 A pretrained model (an alias such as smollm2, a .gguf file, a Hugging Face folder or hub name; pretrained.py) is a
 checkpoint like any other: L_tr is its training length, its data data/pycode-<model> (python -m data.prepare
@@ -25,13 +26,15 @@ import itertools
 import json
 import math
 import os
+import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import (EVAL_DEVICE, VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, last_positions, load_runs, load_split,
-                    md_table, plt, variants, windows, write_outputs)
+from common import (EVAL_DEVICE, STREAM_ROWS, VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, last_positions,
+                    load_runs, load_split, md_table, plt, position_buckets, stream_chunks, stream_losses, stream_refusal,
+                    variants, windows, write_outputs)
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -50,6 +53,10 @@ DEFAULTS = dict(
     max_tokens=65536,           # nonoverlap/sliding: tokens scored
     offset=0,                   # nonoverlap/sliding: start of the scored span in the split
     stride=0,                   # sliding: tokens between windows (0: L_tr)
+    tokens=1000000,             # stream: targets scored, the split's documents joined, then train beyond it
+    cache_window=0,             # stream: W, the last tokens each token sees besides the n_starting first (0: L_tr)
+    chunk=256,                  # stream: tokens per forward pass through the bounded cache
+    stream_rows=['sinks', 'no_sinks', 'windows'],  # stream: S = n_starting | S = 0 | windows of W from scratch
     reuse='',                   # ppl: a previous JSON with the same settings; its rows (run, variant, length) are kept,
                                 # and those of runs that ckpt names but whose folders are gone
     smooth=0,                   # position: moving-average width of the plot (0: L_tr / 8)
@@ -65,7 +72,7 @@ DEFAULTS = dict(
     **EVAL_DEVICE,
 )
 MODES = ('ppl', 'position', 'merge')
-PROTOCOLS = ('last_token', 'nonoverlap', 'sliding')
+PROTOCOLS = ('last_token', 'nonoverlap', 'sliding', 'stream')
 STYLES = ['-', '--', ':', '-.']  # line style per attention variant; colour per run or group
 
 
@@ -477,6 +484,110 @@ def position(cfg, runs, split, specs, out_dir):
     return out
 
 
+# ------------------------------------------------------------------ stream: one long text through a bounded cache
+
+def stream_row(cfg, r, parts, row, edges):
+    """One run and row of protocol=stream (LM-Infinite Fig. 1, StreamingLLM Fig. 3): the stream scored through the
+    bounded cache (or in windows of W from scratch); mean loss, seconds per position bucket, peak RSS."""
+    W = cfg['cache_window'] or r.L_tr
+    S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
+    label = f'windows of {W} from scratch' if fresh else f'S={S}, W={W}'
+    loss, secs, at = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0
+    chunks = stream_chunks(parts, cfg['tokens'], W if fresh else cfg['chunk'])
+    with Meter() as meter:
+        t, cpu = time.perf_counter(), time.process_time()
+        for losses in stream_losses(r.model, chunks, W, S, fresh):
+            bucket, now = np.searchsorted(edges, np.arange(at, at + len(losses)), 'right') - 1, time.perf_counter()
+            np.add.at(loss, bucket, losses)
+            np.add.at(secs, bucket, (now - t) / len(losses))
+            at, t = at + len(losses), now
+    cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
+    mean, n = loss.sum() / at, np.diff(edges)
+    out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=W,
+               chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean), ppl_by_bucket=np.exp(loss / n).tolist(),
+               tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu, tokens_per_s_by_bucket=(n / secs).tolist(), memory_method=meter.method,
+               **meter.record())
+    print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out['ppl']):>8} over {at} tokens, last bucket "
+          f"{fmt_ppl(out['ppl_by_bucket'][-1])}, {out['tokens_per_s']:,.0f} tokens/s ({at / cpu:,.0f} per CPU s), peak RSS {meter.peak_mb:.0f} MB",
+          flush=True)
+    return out
+
+
+def stream_reuse(cfg):
+    """--reuse for protocol=stream -> (the previous stream JSON or None, the ckpt patterns still to load): a run whose
+    folder is not on this machine keeps its rows, so the table grows by the runs trained here."""
+    if not cfg['reuse']:
+        return None, cfg['ckpt']
+    try:
+        with open(cfg['reuse']) as f:
+            old = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"reuse={cfg['reuse']!r} cannot be read as JSON ({e})") from None
+    if not isinstance(old, dict) or old.get('protocol') != 'stream' or not all(
+            isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in old.get('results', [None])):
+        raise ConfigError(f"reuse: {cfg['reuse']} is not a stream JSON of extrapolate.py (protocol=stream, rows with "
+                          f"ckpt, row, iters)")
+    names, left = {o['ckpt'] for o in old['results']}, []
+    for p in cfg['ckpt']:
+        if not glob.glob(p) and run_folder(p)[1] + run_label(cfg) in names:
+            print(f"note: {p} is not here: its rows are kept from {cfg['reuse']}")
+        else:
+            left.append(p)
+    return old, left
+
+
+def stream(cfg, runs, old=None):
+    """protocol=stream: every run over one stream of cfg['tokens'] targets, one row per stream_rows entry."""
+    if set(cfg['stream_rows']) - set(STREAM_ROWS) or not cfg['stream_rows']:
+        raise ConfigError(f"stream_rows={','.join(cfg['stream_rows'])}; allowed: {', '.join(STREAM_ROWS)}")
+    for r in runs:
+        if stream_refusal(r.model):
+            raise ConfigError(f"{r.name}: {stream_refusal(r.model)}")
+    folder = data_of(runs, cfg['data_dir'])
+    parts = [load_split(folder, cfg['split']).tokens]
+    if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train
+        parts.append(load_split(folder, 'train').tokens)
+    edges = position_buckets(cfg['tokens'])
+    settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'], cache_window=cfg['cache_window'])
+    if old and old.get('settings') != settings:
+        raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
+    names = {r.name: r for r in runs}
+    # rows of the reuse file are kept for runs not named here and taken for those at the same training iteration
+    done = {(o['ckpt'], o['row']): o for o in (old or {}).get('results', [])
+            if o['ckpt'] not in names or o['iters'] == names[o['ckpt']].iters}
+    rows = [o for (name, _), o in done.items() if name not in names]
+    for r, row in itertools.product(runs, cfg['stream_rows']):
+        if (r.name, row) in done:
+            print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
+        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges))
+    ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
+    md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
+          f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "
+          f"cache-relative KV cache, or windows of W scored from scratch; tokens per second (wall clock, and per CPU "
+          f"second of the process) and peak RSS of the whole stream.\n\n"
+          + md_table(['model', 'attention'] + ends + ['all', 'tokens/s', 'tokens/CPU s', 'peak RSS'],
+                     [[o['ckpt'], o['label']] + [fmt_ppl(p) for p in o['ppl_by_bucket']]
+                      + [fmt_ppl(o['ppl']), f"{o['tokens_per_s']:,.0f}", f"{o['tokens_per_cpu_s']:,.0f}",
+                         f"{o['peak_rss_mb']:.0f} MB"] for o in rows]))
+    print('\n' + md)
+    fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])
+    ckpts = list(dict.fromkeys(o['ckpt'] for o in rows))
+    for o in rows:
+        style = dict(color=f'C{ckpts.index(o["ckpt"]) % 10}', ls=STYLES[STREAM_ROWS.index(o['row'])], marker='o', ms=3)
+        ax.plot(edges[1:], o['ppl_by_bucket'], label=f"{o['ckpt']} {o['label']}", **style)
+        tax.plot(edges[1:], o['tokens_per_s_by_bucket'], **style)
+    ax.set(xscale='log', yscale='log', ylabel='perplexity in the bucket')
+    ax.set_title(f"one stream of {cfg['tokens']} tokens through a bounded cache", fontsize=10)
+    tax.set(xlabel='stream position (bucket end)', ylabel='tokens/s')
+    for a in (ax, tax):
+        a.grid(alpha=0.3, which='both')
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    data = dict(protocol='stream', settings=settings, bucket_edges=edges.tolist(), results=rows)
+    write_outputs(cfg['out_dir'] or os.path.join('results', 'stream'), cfg['name'] or 'stream', data, md, fig)
+    return data
+
+
 def main(cfg):
     """Evaluate every checkpoint in cfg['mode']; returns ppl's {results, groups} or position's list of curves."""
     mode = cfg['mode']
@@ -486,7 +597,8 @@ def main(cfg):
         raise ConfigError(f"protocol={cfg['protocol']!r}; allowed: {', '.join(PROTOCOLS)}")
     if mode == 'ppl' and not cfg['lengths']:
         raise ConfigError("lengths is empty; give multiples of L_tr, e.g. --lengths=1,2,4,8,16")
-    for key, low in dict(last_k=1, max_tokens=1, batch_tokens=1, n=0, offset=0, stride=0, smooth=0, threads=0).items():
+    for key, low in dict(last_k=1, max_tokens=1, batch_tokens=1, n=0, offset=0, stride=0, smooth=0, threads=0, tokens=1,
+                         cache_window=0, chunk=1, n_starting=0).items():
         if cfg[key] < low:
             raise ConfigError(f"{key}={cfg[key]} must be an integer >= {low}")
     if mode == 'merge':
@@ -497,6 +609,11 @@ def main(cfg):
     # position compares every variant with windowed@L_tr, so that one is always there
     specs = variants(cfg if mode == 'ppl' else dict(cfg, windowed=True))
     extend = dict(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale']) if cfg['rope_scaling'] else {}
+    if cfg['protocol'] == 'stream' and mode == 'ppl':
+        old, patterns = stream_reuse(cfg)
+        runs = load_runs(patterns, label=run_label(cfg), regular_impl=cfg['regular_impl'], device=cfg['device'],
+                         dtype=cfg['dtype'], **extend)
+        return stream(cfg, runs, old)
     reuse = Reuse(cfg if mode == 'ppl' else dict(cfg, reuse=''))
     patterns = reuse.patterns(cfg['ckpt'])
     runs = load_runs(patterns, label=run_label(cfg), empty_ok=bool(reuse.kept), regular_impl=cfg['regular_impl'],

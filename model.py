@@ -602,20 +602,27 @@ class AttnCall:
 
 
 class KVCache:
-    """Past keys and values for incremental decoding. With `local` > 0 it keeps only the first
-    n_starting tokens and the last `local` ones (constant memory): the sliding cache of thesis 4.9.2
-    (n_starting=0) or LM-Infinite's Λ-shaped cache; attention is masked to match."""
+    """Past keys and values for incremental decoding. With `local` > 0 it keeps only the first n_starting tokens and
+    the last `local` ones (constant memory): thesis 4.9.2's sliding cache or LM-Infinite's Λ-shaped one, masked to
+    match. relative=True (streaming; StreamingLLM 3.2): keys are cached unrotated and rotated by their slot, so
+    positions stay small in any stream while token indices (masks) count on; slots shrink the distances to the
+    starting tokens, so pair it with ceiling=local (LM-Infinite), where those are all `local` anyway."""
 
-    def __init__(self, local=0, n_starting=0):
-        self.local, self.n_starting = local, n_starting
+    def __init__(self, local=0, n_starting=0, relative=False):
+        self.local, self.n_starting, self.relative = local, n_starting, relative
         self.k, self.v, self.pot = {}, {}, {}
         self.idx = self.rel = None   # token index [Tk] and relative position [b,Tk] of every cached key
         self.next, self.pe_state = 0, None
 
+    def first(self):  # the next token's position: its slot in a relative cache, else its index
+        return (0 if self.idx is None else self.idx.numel()) if self.relative else self.next
+
     def add_positions(self, pos, pe_state):
+        pos = pos._replace(idx=pos.idx + self.next - int(pos.idx[0]))  # a slot's token: the stream goes on
         self.idx = pos.idx if self.idx is None else torch.cat([self.idx, pos.idx])
         self.rel = pos.rel if self.rel is None else torch.cat([self.rel, pos.rel], dim=1)
         self.next, self.pe_state = int(pos.idx[-1]) + 1, pe_state
+        return pos
 
     def add(self, layer, k, v, pot=None):
         if layer in self.k:
@@ -629,11 +636,11 @@ class KVCache:
         if self.local <= 0 or n <= self.n_starting + self.local:
             return
         keep = torch.cat([torch.arange(self.n_starting), torch.arange(n - self.local, n)]).to(self.idx.device)
-        self.idx, self.rel = self.idx[keep], self.rel[:, keep]
+        self.idx, self.rel = self.idx[keep], self.rel[:, :keep.numel()] if self.relative else self.rel[:, keep]
         for layer in self.k:
             self.k[layer], self.v[layer] = self.k[layer][:, :, keep], self.v[layer][:, :, keep]
-            if self.pot[layer] is not None:
-                self.pot[layer] = self.pot[layer][:, :, keep]
+            if self.pot[layer] is not None:  # only differences count: re-based, it stays small in a long stream
+                self.pot[layer] = self.pot[layer][:, :, keep] - self.pot[layer][:, :, -1:]
 
 
 def logits(q, k, pe, call, o, rows, keys):
@@ -710,7 +717,8 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x, pe, layer, pos, cache=None):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).view(B, T, -1, self.hd).transpose(1, 2).split([self.n_head, self.n_kv, self.n_kv], 1)
-        q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True)
+        q, relative = pe.rotate(q, pos.rel), cache is not None and cache.relative
+        k = k if relative else pe.rotate(k, pos.rel, key=True)
         call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [],
                         flex=self.flex)
         o = self.opts
@@ -722,6 +730,7 @@ class CausalSelfAttention(nn.Module):
         if cache is not None:
             k, v, call.kpot = cache.add(layer, k, v, call.qpot)
             call.ki, call.krel = cache.idx, cache.rel
+            k = pe.rotate(k, cache.rel, key=True) if relative else k
             if cache.local > 0:
                 call.windows.append((cache.n_starting, cache.local))
         if self.n_kv < self.n_head:  # grouped-query attention: query head h reads key/value head h // (H / n_kv)
@@ -828,14 +837,14 @@ class GPT(nn.Module):
     def forward(self, idx, targets=None, cache=None, reduction='mean'):
         """Logits for every position when targets are given (with the loss), else for the last one only.
         reduction='none' returns the per-token loss [B, T]. With a KVCache, idx continues the cached text."""
-        pos, state = self.pe.positions(idx, cache.next if cache else 0, cache.pe_state if cache else None, cache is not None)
+        pos, state = self.pe.positions(idx, cache.first() if cache else 0, cache.pe_state if cache else None, cache is not None)
         x = self.transformer.wte(idx)
         e = self.pe.embed(pos)
         if e is not None:
             x = x + e
         x = self.transformer.drop(x)
         if cache is not None:
-            cache.add_positions(pos, state)
+            pos = cache.add_positions(pos, state)
         for layer, block in enumerate(self.transformer.h):
             x = block(x, self.pe, layer, pos, cache)
         if cache is not None:

