@@ -87,6 +87,9 @@ if [ "$what" = pretrained ]; then
     | tee results/pretrained/bench.md
   python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048 --rounds=5 --warmup=1 --threads=1 \
     | tee results/pretrained/bench_2048.md
+  # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
+  python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
+    --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
 fi
 
 if [ "$what" = all ] || [ "$what" = stream ]; then
@@ -96,9 +99,6 @@ if [ "$what" = all ] || [ "$what" = stream ]; then
   python extrapolate.py --ckpt=out/lm/alibi-s0,out/lm/rope-s0 \
     --protocol=stream --tokens=1000000 --n_starting=4 --threads=1 --out_dir=results/stream \
     $(reuse results/stream/stream.json)
-  # SmolLM2-135M (#28) over 100k tokens with W = 8192 (its L_tr)
-  python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
-    --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
 fi
 
 if [ "$what" = bench ]; then
