@@ -91,14 +91,10 @@ def sample_offsets(gen, n_tokens, block_size, n_micro, batch_size):
     return torch.randint(n_tokens - block_size, (n_micro, batch_size), generator=gen)
 
 
-def token_file(path):
-    """The ids of a .bin file, uint16 or (meta.json's dtype) uint32."""
-    return np.memmap(path, dtype=load_meta(os.path.dirname(path)).get('dtype', 'uint16'), mode='r')
-
-
-def get_batch(path, offsets, block_size, device, vocab_size=None):
+def get_batch(path, offsets, block_size, device, vocab_size=None, dtype='uint16'):
+    """dtype: the ids' type in the .bin (meta.json's dtype: uint32 for a pretrained model's large vocabulary)."""
     # A fresh memmap per batch: numpy memmaps keep pages referenced and memory creeps up otherwise.
-    data = token_file(path)
+    data = np.memmap(path, dtype=dtype, mode='r')
     chunk = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
     if vocab_size is not None and chunk.max() >= vocab_size:  # on CPU, before an index error deep in the model
         raise ConfigError(f"{path} holds token id {int(chunk.max())}, but vocab_size={vocab_size} allows ids "
@@ -110,7 +106,7 @@ def get_batch(path, offsets, block_size, device, vocab_size=None):
 
 
 @torch.no_grad()
-def estimate_loss(model, paths, n_tokens, cfg, ctx, device):
+def estimate_loss(model, paths, n_tokens, cfg, ctx, device, dtype):
     """Mean loss over eval_iters batches per split. The windows come from a generator seeded afresh each time:
     every evaluation sees the same windows, and the training data order (data_gen) is left untouched."""
     out = {}
@@ -120,7 +116,7 @@ def estimate_loss(model, paths, n_tokens, cfg, ctx, device):
         losses = []
         for _ in range(cfg['eval_iters']):
             offsets = sample_offsets(gen, n_tokens[split], cfg['block_size'], 1, cfg['batch_size'])[0]
-            x, y = get_batch(paths[split], offsets, cfg['block_size'], device, cfg['vocab_size'])
+            x, y = get_batch(paths[split], offsets, cfg['block_size'], device, cfg['vocab_size'], dtype)
             with ctx:
                 _, loss = model(x, y)
             losses.append(loss.item())
@@ -291,11 +287,12 @@ def load_data(cfg):
     """-> (the train and val .bin paths, their token counts, meta.json); vocab_size and bipe_sep_ids default to meta's."""
     data_dir = data_folder(cfg['dataset'], cfg['data_dir'])
     paths = {split: split_path(data_dir, split) for split in ('train', 'val')}
-    n_tokens = {split: len(token_file(path)) for split, path in paths.items()}
+    meta = load_meta(data_dir)
+    n_tokens = {split: len(np.memmap(path, dtype=meta.get('dtype', 'uint16'), mode='r'))
+                for split, path in paths.items()}
     for split, n in n_tokens.items():
         if n <= cfg['block_size'] + 1:
             raise ConfigError(f"{paths[split]} has {n} tokens, not more than block_size+1 = {cfg['block_size'] + 1}")
-    meta = load_meta(data_dir)
     if cfg['vocab_size'] is None:
         if 'vocab_size' not in meta:
             raise ConfigError(f"vocab_size is not set and {os.path.join(data_dir, 'meta.json')} does not give it")
@@ -374,6 +371,7 @@ def _train(cfg, device, ddp, rank, world):
     if master:
         os.makedirs(out_dir, exist_ok=True)
     paths, n_tokens, meta = load_data(cfg)
+    ids = meta.get('dtype', 'uint16')  # of the token files, read once rather than per batch
     bytes_tokenizer = meta.get('tokenizer') == 'bytes'
 
     random.seed(cfg['seed'] + rank)
@@ -405,7 +403,7 @@ def _train(cfg, device, ddp, rank, world):
         if (iter_num % cfg['eval_interval'] == 0 or iter_num == cfg['max_iters']) and iter_num != resumed_at:
             states = gather_rng(ddp, world)
             if master:
-                losses = estimate_loss(eval_model, paths, n_tokens, cfg, ctx, device)
+                losses = estimate_loss(eval_model, paths, n_tokens, cfg, ctx, device, ids)
                 if not all(map(math.isfinite, losses.values())):
                     raise FloatingPointError(f"non-finite loss estimate {losses} at iter {iter_num}{stop}")
                 best_val_loss = min(best_val_loss, losses['val'])
@@ -425,7 +423,7 @@ def _train(cfg, device, ddp, rank, world):
         t0 = time.time()
         offsets = sample_offsets(data_gen, n_tokens['train'], cfg['block_size'],
                                  cfg['gradient_accumulation_steps'], cfg['batch_size'])
-        batches = [get_batch(paths['train'], o, cfg['block_size'], device, cfg['vocab_size'])
+        batches = [get_batch(paths['train'], o, cfg['block_size'], device, cfg['vocab_size'], ids)
                    for o in offsets[rank * n_micro:(rank + 1) * n_micro]]
         lossf = train_step(cfg, model, train_model, optimizer, scaler, batches, ctx, ddp, world,
                            f" at iter {iter_num}{stop}")
