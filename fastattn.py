@@ -131,7 +131,17 @@ def route(q, pe, call, o, dropout=0.0):
 def attend(q, k, v, pe, call, o, dropout, logits):
     """model.attention_reference, by the first route that applies; `logits` is the reference's model.logits, which
     the routes that need the scores themselves call."""
-    return ROUTES[route(q, pe, call, o, dropout)](q, k, v, pe, call, o, dropout, logits)
+    name = route(q, pe, call, o, dropout)
+    if name != 'causal':  # SDPA reads grouped keys and values itself (enable_gqa), without copying them
+        k, v = repeat_kv(q, k, v)
+    return ROUTES[name](q, k, v, pe, call, o, dropout, logits)
+
+
+def repeat_kv(q, k, v):
+    """Grouped-query attention (n_kv key/value heads for H query heads): query head h reads key/value head
+    h // (H / n_kv); k and v copied out to H heads for the routes that index heads one to one."""
+    g = q.size(1) // k.size(1)
+    return (k, v) if g == 1 else (k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1))
 
 
 def scale_of(q, o):
@@ -139,7 +149,8 @@ def scale_of(q, o):
 
 
 def causal(q, k, v, pe, call, o, dropout, logits):
-    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale_of(q, o))
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale_of(q, o),
+                                          enable_gqa=k.size(1) != q.size(1))
 
 
 def flex_route(q, k, v, pe, call, o, dropout, logits):

@@ -694,6 +694,7 @@ def logits(q, k, pe, call, o, rows, keys):
 def attention_reference(q, k, v, pe, call, o, dropout=0.0):
     """Attention with every option: one explicit softmax over all Tq x Tk logits. The definition that every fast
     route (fastattn.py) is tested against."""
+    k, v = fastattn.repeat_kv(q, k, v)
     att = logits(q, k, pe, call, o, torch.arange(q.size(2), device=q.device), torch.arange(k.size(2), device=q.device))
     att = att.softmax(dim=-1)
     if o.hook is not None:
@@ -733,8 +734,6 @@ class CausalSelfAttention(nn.Module):
             k = pe.rotate(k, cache.rel, key=True) if relative else k
             if cache.local > 0:
                 call.windows.append((cache.n_starting, cache.local))
-        if self.n_kv < self.n_head:  # grouped-query attention: query head h reads key/value head h // (H / n_kv)
-            k, v = (t.repeat_interleave(self.n_head // self.n_kv, dim=1) for t in (k, v))
         if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
             q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0

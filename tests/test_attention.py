@@ -336,6 +336,23 @@ def test_every_route_equals_the_reference_on_unit_scale_inputs(pe, setup):
         assert (a - b).abs().max() <= tol, (taken, name, (a - b).abs().max())
 
 
+
+@pytest.mark.parametrize('setup', ['infer', 'window', 'topk', 'train', 'decode', 'bounded'])
+def test_grouped_keys_and_values_in_every_route(setup):
+    """Grouped-query attention: given H/2 key/value heads, every route (causal SDPA with enable_gqa, tiled, explicit,
+    blocks) equals the reference given each query head h its own copy of key/value head h // 2 (Llama's order)."""
+    model = tiny('rope')
+    pe, call, o, shape, Tk, grad = captured_call(model, setup)
+    q, k, v = unit_qkv(shape, Tk)
+    H = q.size(1)
+    kg, vg = k[:, :H // 2], v[:, :H // 2]
+    own = torch.arange(H) // 2
+    with torch.set_grad_enabled(grad):
+        got = fastattn.attend(q, kg, vg, pe, call, o, 0.0, model_logits)
+        want = attention_reference(q, kg[:, own], vg[:, own], pe, call, o)
+    assert want.abs().max() > 0.5 and (got - want).abs().max() <= 1e-5, (fastattn.route(q, pe, call, o), setup)
+
+
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
 @pytest.mark.parametrize('pe', ['rope', 'alibi', 'gauss_wht1', 'kerple_biaswht', 'fox', 'bipe_alibi'])
 def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monkeypatch):
