@@ -492,7 +492,7 @@ def stream_row(cfg, r, parts, row, edges):
     W = cfg['cache_window'] or r.L_tr
     S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
     label = f'windows of {W} from scratch' if fresh else f'S={S}, W={W}'
-    loss, secs, at = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0
+    loss, secs, at, shown = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0, 0
     chunks = stream_chunks(parts, cfg['tokens'], W if fresh else cfg['chunk'])
     with Meter() as meter:
         t, cpu = time.perf_counter(), time.process_time()
@@ -501,6 +501,10 @@ def stream_row(cfg, r, parts, row, edges):
             np.add.at(loss, bucket, losses)
             np.add.at(secs, bucket, (now - t) / len(losses))
             at, t = at + len(losses), now
+            while shown + 1 < len(edges) and at >= edges[shown + 1]:  # progress: one line per finished bucket
+                print(f"  {r.name} {label}: {at:,} tokens, perplexity so far {math.exp(loss.sum() / at):.3f}, "
+                      f"{at / (now - meter.t0):,.0f} tokens/s", flush=True)
+                shown += 1
     cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
     mean, n = loss.sum() / at, np.diff(edges)
     out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=W,
