@@ -501,10 +501,10 @@ def stream_row(cfg, r, parts, row, edges):
             np.add.at(loss, bucket, losses)
             np.add.at(secs, bucket, (now - t) / len(losses))
             at, t = at + len(losses), now
-            while shown + 1 < len(edges) and at >= edges[shown + 1]:  # progress: one line per finished bucket
+            if at >= edges[shown + 1]:  # progress: a line when a position bucket is finished
+                shown = int(np.searchsorted(edges, at, 'right')) - 1
                 print(f"  {r.name} {label}: {at:,} tokens, perplexity so far {math.exp(loss.sum() / at):.3f}, "
                       f"{at / (now - meter.t0):,.0f} tokens/s", flush=True)
-                shown += 1
     cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
     mean, n = loss.sum() / at, np.diff(edges)
     out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=W,
