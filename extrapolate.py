@@ -509,11 +509,11 @@ def stream_row(cfg, r, parts, row, edges):
     mean, n = loss.sum() / at, np.diff(edges)
     out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=W,
                chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean), ppl_by_bucket=np.exp(loss / n).tolist(),
-               tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu, tokens_per_s_by_bucket=(n / secs).tolist(), memory_method=meter.method,
-               **meter.record())
+               tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu, tokens_per_s_by_bucket=(n / secs).tolist(),
+               memory_method=meter.method, **meter.record())
     print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out['ppl']):>8} over {at} tokens, last bucket "
-          f"{fmt_ppl(out['ppl_by_bucket'][-1])}, {out['tokens_per_s']:,.0f} tokens/s ({at / cpu:,.0f} per CPU s), peak RSS {meter.peak_mb:.0f} MB",
-          flush=True)
+          f"{fmt_ppl(out['ppl_by_bucket'][-1])}, {out['tokens_per_s']:,.0f} tokens/s ({at / cpu:,.0f} per CPU s), "
+          f"peak RSS {meter.peak_mb:.0f} MB", flush=True)
     return out
 
 
@@ -545,8 +545,8 @@ def stream(cfg, runs, old=None):
     if set(cfg['stream_rows']) - set(STREAM_ROWS) or not cfg['stream_rows']:
         raise ConfigError(f"stream_rows={','.join(cfg['stream_rows'])}; allowed: {', '.join(STREAM_ROWS)}")
     for r in runs:
-        if stream_refusal(r.model):
-            raise ConfigError(f"{r.name}: {stream_refusal(r.model)}")
+        if why := stream_refusal(r.model):
+            raise ConfigError(f"{r.name}: {why}")
     folder = data_of(runs, cfg['data_dir'])
     parts = [load_split(folder, cfg['split']).tokens]
     if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train

@@ -68,12 +68,13 @@ if [ "$what" = pretrained ]; then
   # SmolLM2-135M-Instruct (L_tr = 8192) on the pycode test split in its own tokenizer: one input per length from the
   # documents longer than 2 x 8192 tokens, its last 128 tokens scored (a CPU forward at 16k tokens takes minutes)
   [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
-  P="--ckpt=smollm2 --lengths=0.25,1,2 --n=1 --last_k=128 --out_dir=results/pretrained"
-  python extrapolate.py $P --lm_infinite=True --name=smollm2_ppl $(reuse results/pretrained/smollm2_ppl.json)
+  P="--ckpt=smollm2 --lengths=0.25,0.5,1,2 --n=1 --last_k=128 --out_dir=results/pretrained"
+  python extrapolate.py $P --lm_infinite=True --windowed=True --name=smollm2_ppl $(reuse results/pretrained/smollm2_ppl.json)
   for s in yarn ntk dynamic pi; do
     python extrapolate.py $P --rope_scaling=$s --rope_scale=2 --name=smollm2_$s $(reuse results/pretrained/smollm2_$s.json)
   done
-  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_ppl_all --inputs=$(for f in ppl yarn ntk dynamic pi; do
+  python extrapolate.py $P --rope_scaling=yarn --rope_scale=4 --name=smollm2_yarn4 $(reuse results/pretrained/smollm2_yarn4.json)
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_ppl_all --inputs=$(for f in ppl yarn yarn4 ntk dynamic pi; do
     printf 'results/pretrained/smollm2_%s.json,' $f; done | sed 's/,$//')
   # passkey: one 5-digit key in the middle of the code-style filler, at 2048 and 16384 tokens
   python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True --out_dir=results/pretrained \
@@ -83,10 +84,8 @@ if [ "$what" = pretrained ]; then
       --out_dir=results/pretrained --name=smollm2_passkey_$s
   done
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
-  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=256,2048,8192 --rounds=1 --warmup=0 --threads=1 \
-    | tee results/pretrained/bench.md
-  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048 --rounds=5 --warmup=1 --threads=1 \
-    | tee results/pretrained/bench_2048.md
+  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
+    --threads=2 | tee results/pretrained/bench.md
   # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
   python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
     --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
@@ -95,8 +94,7 @@ fi
 if [ "$what" = all ] || [ "$what" = stream ]; then
   # #29: one stream of 1M tokens (the test split, then train) through the bounded cache-relative KV cache, S = 4 and
   # W = L_tr, against S = 0 and windows of L_tr scored from scratch; seed 0, 0.5-2 CPU min per row, one thread.
-  # T5, KERPLE-log and NoPE (seed 0) join once trained: add out/lm/{t5,kerple_log,none}-s0 to --ckpt
-  python extrapolate.py --ckpt=out/lm/alibi-s0,out/lm/rope-s0 \
+  python extrapolate.py --ckpt=out/lm/alibi-s0,out/lm/rope-s0,out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/none-s0 \
     --protocol=stream --tokens=1000000 --n_starting=4 --threads=1 --out_dir=results/stream \
     $(reuse results/stream/stream.json)
 fi
