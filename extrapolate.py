@@ -32,6 +32,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+import pretrained
 from common import (EVAL_DEVICE, STREAM_ROWS, VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, last_positions,
                     load_runs, load_split, md_table, plt, position_buckets, stream_chunks, stream_losses, stream_refusal,
                     variants, windows, write_outputs)
@@ -255,6 +256,9 @@ class Reuse:
         results, label, left = self.data['results'], self.label, []
         names = dict.fromkeys(r['ckpt'] for r in results if r['ckpt'].endswith(label))
         for p in patterns:
+            if pretrained.is_pretrained(p):  # loaded, never trained here: its rows are scored or taken by row()
+                left.append(p)
+                continue
             parent, stem = run_folder(p)
             gone = [n for n in names if fnmatch.fnmatchcase(n[:len(n) - len(label)], stem)
                     and not os.path.exists(os.path.join(parent, n[:len(n) - len(label)]))]
@@ -533,7 +537,7 @@ def stream_reuse(cfg):
                           f"ckpt, row, iters)")
     names, left = {o['ckpt'] for o in old['results']}, []
     for p in cfg['ckpt']:
-        if not glob.glob(p) and run_folder(p)[1] + run_label(cfg) in names:
+        if not glob.glob(p) and not pretrained.is_pretrained(p) and run_folder(p)[1] + run_label(cfg) in names:
             print(f"note: {p} is not here: its rows are kept from {cfg['reuse']}")
         else:
             left.append(p)
