@@ -755,7 +755,7 @@ class MLP(nn.Module):
         h = self.c_fc(x)
         if self.kind == 'swiglu':
             gate, up = h.chunk(2, dim=-1)
-            h = F.silu(gate) * up
+            h = F.silu(gate).mul_(up)  # in place: one buffer of T x hidden fewer at the forward's peak of memory
         else:
             h = F.gelu(h, approximate='tanh' if self.kind == 'gelu_tanh' else 'none')
         return self.dropout(self.c_proj(h))
@@ -777,10 +777,9 @@ class Block(nn.Module):
         self.parallel = cfg.parallel_residual
 
     def forward(self, x, pe, layer, pos, cache=None):
-        a = self.attn(self.ln_1(x), pe, layer, pos, cache)
         if self.parallel:  # GPT-NeoX: both branches read the block's input
-            return x + a + self.mlp(self.ln_2(x))
-        x = x + a
+            return x + self.attn(self.ln_1(x), pe, layer, pos, cache) + self.mlp(self.ln_2(x))
+        x = x + self.attn(self.ln_1(x), pe, layer, pos, cache)  # no name for the branch: freed before the MLP runs
         return x + self.mlp(self.ln_2(x))
 
 
