@@ -336,7 +336,6 @@ def test_every_route_equals_the_reference_on_unit_scale_inputs(pe, setup):
         assert (a - b).abs().max() <= tol, (taken, name, (a - b).abs().max())
 
 
-
 @pytest.mark.parametrize('setup', ['infer', 'window', 'topk', 'train', 'decode', 'bounded'])
 def test_grouped_keys_and_values_in_every_route(setup):
     """Grouped-query attention: given H/2 key/value heads, every route (causal SDPA with enable_gqa, tiled, explicit,
