@@ -106,7 +106,8 @@ def measure(cfg, run, label, kw, keys, encode):
                                   mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0])))
         row = cells[-len(cfg['depths']):]
         print(f"{run.name:>18} {label:>16} L_ex={row[0]['L_ex']}: accuracy by depth "
-              f"{[round(c['accuracy'], 2) for c in row]}, mean log-prob of the key tokens {np.mean([c['mean_logprob'] for c in row]):.3f}", flush=True)
+              f"{' '.join(format(c['accuracy'], '.2f') for c in row)}, "
+              f"mean log-prob of the key tokens {np.mean([c['mean_logprob'] for c in row]):.3f}", flush=True)
     return cells
 
 

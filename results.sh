@@ -83,6 +83,12 @@ if [ "$what" = pretrained ]; then
     python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --rope_scaling=$s --rope_scale=2 \
       --out_dir=results/pretrained --name=smollm2_passkey_$s
   done
+  # passkey over depths 0-100% at 2k-8k (one key per cell; a depth grid at 16k is 20 forwards of minutes each)
+  D="--ckpt=smollm2 --lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
+  python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths
+  for s in yarn dynamic; do
+    python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths_$s
+  done
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
