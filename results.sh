@@ -92,6 +92,8 @@ if [ "$what" = pretrained ]; then
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
+  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=32768 --rounds=1 --warmup=0 \
+    --threads=2 | tee results/pretrained/bench_32k.md
   # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
   python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
     --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
