@@ -137,11 +137,11 @@ def attend(q, k, v, pe, call, o, dropout, logits):
     return ROUTES[name](q, k, v, pe, call, o, dropout, logits)
 
 
-def repeat_kv(q, k, v):
+def repeat_kv(q, *kv):
     """Grouped-query attention (n_kv key/value heads for H query heads): query head h reads key/value head
-    h // (H / n_kv); k and v copied out to H heads for the routes that index heads one to one."""
-    g = q.size(1) // k.size(1)
-    return (k, v) if g == 1 else (k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1))
+    h // (H / n_kv); the keys and values copied out to H heads for the code that indexes heads one to one."""
+    g = q.size(1) // kv[0].size(1)
+    return kv if g == 1 else tuple(t.repeat_interleave(g, dim=1) for t in kv)
 
 
 def scale_of(q, o):

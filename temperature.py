@@ -16,6 +16,7 @@ import math
 import numpy as np
 import torch
 
+import fastattn
 from common import EVAL_DEVICE, Meter, data_of, draw_ends, ex_len, load_runs, load_split, md_table, plt, windows, write_outputs
 from config import ConfigError, run
 
@@ -122,7 +123,8 @@ def layer0_last_row_logits(model, idx):
     B, T, _ = x.shape
     H, n_kv, hd = cfg.n_head, block.attn.n_kv, cfg.head_size
     q, k, _ = block.attn.c_attn(block.ln_1(x)).view(B, T, -1, hd).transpose(1, 2).split([H, n_kv, n_kv], 1)
-    q, k = pe.rotate(q, pos.rel), pe.rotate(k, pos.rel, key=True).repeat_interleave(H // n_kv, dim=1)  # GQA as model.py
+    q = pe.rotate(q, pos.rel)
+    k, = fastattn.repeat_kv(q, pe.rotate(k, pos.rel, key=True))
     att = (q[:, :, -1:] @ k.transpose(-2, -1))[:, :, 0].float()     # [B, H, T]
     d = (pos.rel[:, -1:] - pos.rel).long()                          # [B, T] distance from the last query
     dist = torch.arange(int(d.max()) + 1, dtype=torch.float32)
