@@ -181,6 +181,7 @@ def _ddp_worker(rank, world, init_file, out_file):
     train.forward_backward(DDP(model, broadcast_buffers=False), share, nullcontext(),
                            torch.amp.GradScaler('cpu', enabled=False))
     torch.save({n: p.grad for n, p in model.named_parameters()}, f'{out_file}.{rank}')
+    dist.barrier()  # as train.main: one rank tearing the group down under the other aborts it (SIGABRT) now and then
     dist.destroy_process_group()
 
 
