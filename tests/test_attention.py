@@ -156,7 +156,7 @@ def test_flex_score_and_mask_mods_equal_reference(pe, setup, monkeypatch):
     why = no_flex_path(pe, SETUPS[setup])
     if why:
         pytest.skip(why)
-    model = tiny(pe)
+    model = tiny(pe, n_embd=64)  # head dimension 16: the least a GPU's FlexAttention takes (fastattn.route)
     idx = torch.randint(3, 64, (2, 48))
     idx[:, ::7] = 1
     made, real_mods = [], fastattn.flex_mods
@@ -181,7 +181,7 @@ def no_flex_path(pe, opts):
 
 def test_compiled_flex_forward_on_cpu_equals_reference():
     """The same mods compiled (Inductor's CPU FlexAttention forward): KERPLE bias + weight with the Λ mask."""
-    model = tiny('kerple_biaswht', n_layer=1)
+    model = tiny('kerple_biaswht', n_layer=1, n_embd=64)
     idx = torch.randint(3, 64, (1, 64))
     with torch.no_grad():
         ref = logits(model, idx, impl='plain', local=20, n_starting=2)
@@ -358,7 +358,7 @@ def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monke
     """The GPU route's score_mod and mask_mod (eager FlexAttention on CPU) where the model-level test above does not
     reach: a query after a Λ-shaped KV cache, on unit-scale inputs; one encoding for each part of score_mod (none, a
     bias, a weight, both, FoX's potential, BiPE's per-sequence positions)."""
-    model = tiny(pe)
+    model = tiny(pe, n_embd=64)  # head dimension 16, as a GPU's flex needs
     pe_, call, o, shape, Tk, _ = captured_call(model, 'bounded', T=40)
     q, k, v = unit_qkv(shape, Tk)
     real_flex = fastattn.flex
@@ -369,6 +369,18 @@ def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monke
     assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
     monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
     assert fastattn.route(q, pe_, call, o) == 'flex'
+
+
+def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
+    """FlexAttention's GPU kernel refuses head dimensions under 16 when it compiles (torch 2.11 on an H100 raised
+    'NYI' for the 8 of the tiny test models), so a GPU's dispatcher sends such calls to another route."""
+    taken = {}
+    for n_embd in (32, 64):  # 4 heads: dimension 8 and 16
+        pe_, call, o, shape, _, _ = captured_call(tiny('alibi', n_embd=n_embd), 'bounded', T=40)
+        with monkeypatch.context() as m:
+            m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
+            taken[n_embd] = fastattn.route(torch.randn(shape), pe_, call, o)
+    assert taken[64] == 'flex' and taken[32] not in ('flex', 'causal'), taken
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -430,7 +442,7 @@ def loss_and_grads(model, idx, **opts):
 def test_cuda_training_through_flex_equals_reference(pe, opts):
     """CUDA training takes the compiled FlexAttention route (forward and backward): the loss and every gradient,
     the positional parameters' included, equal the reference's."""
-    model = tiny(pe).cuda().train()
+    model = tiny(pe, n_embd=64).cuda().train()  # head dimension 16, the least FlexAttention compiles for
     idx = torch.randint(3, 64, (2, 80), device='cuda')
     idx[:, ::7] = 1
     with fastattn.recording() as taken:
@@ -448,7 +460,7 @@ def test_cuda_training_through_flex_equals_reference(pe, opts):
 def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
     """bf16 autocast, as train.py runs on a GPU: every route's logits within bf16's precision of the float32
     reference, in inference and with gradients."""
-    model = tiny(pe).cuda()
+    model = tiny(pe, n_embd=64).cuda()
     idx = torch.randint(3, 64, (2, 80), device='cuda')
     idx[:, ::7] = 1
     with torch.no_grad():
@@ -466,6 +478,21 @@ def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
         want = logits(model.eval(), idx, impl='plain')
     assert abs(loss.item() - torch.nn.functional.cross_entropy(want.flatten(0, 1), idx.flatten()).item()) < 0.05
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
+
+
+@cuda
+@pytest.mark.parametrize('pe', ['alibi', 'fox'])
+def test_cuda_head_dimension_8_leaves_flex_and_equals_reference(pe):
+    """FlexAttention refuses head dimensions under 16 when it compiles (an H100 with torch 2.11 raised 'NYI' for
+    the 8 of the tiny test models): such a model takes another route, with the reference's logits."""
+    model = tiny(pe).cuda()
+    idx = torch.randint(3, 64, (2, 80), device='cuda')
+    with torch.no_grad(), fastattn.recording() as taken:
+        got = logits(model, idx, local=16, n_starting=2)
+    assert 'flex' not in taken, taken
+    with torch.no_grad():
+        want = logits(model, idx, impl='plain', local=16, n_starting=2)
+    assert torch.allclose(got, want, atol=1e-4)
 
 
 @cuda

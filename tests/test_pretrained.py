@@ -205,6 +205,41 @@ def test_missing_fields_leftover_tensors_and_bad_paths_are_one_line_errors(tmp_p
     assert '\n' not in str(e.value)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
+@pytest.mark.parametrize('scaling', ['', 'yarn', 'dynamic'])
+def test_cuda_float32_equals_cpu(tmp_path, scaling):
+    """results.sh runs the pretrained results on a GPU in float32: a grouped-query Llama past its L_tr there gives the
+    CPU's logits plain, windowed (the flex route) and under LM-Infinite's Λ mask (the tiled route), and the CPU's
+    gradient on the input embeddings (receptive_field.py)."""
+    folder = save_tiny(tmp_path, 'LlamaConfig', dict(LLAMA, hidden_size=64))  # head dimension 16: flex compiles
+    extend = dict(rope_scaling=scaling, rope_scale=2.0) if scaling else {}
+    cpu, gpu = GPT.from_pretrained(folder, **extend), GPT.from_pretrained(folder, **extend).cuda()
+    idx = torch.randint(0, V, (2, 3 * 32), generator=torch.Generator().manual_seed(2))  # 3 x L_tr
+    for opts in (dict(), dict(local=32), dict(local=32, n_starting=4, ceiling=32)):
+        with torch.no_grad(), cpu.attention(**opts), gpu.attention(**opts):
+            want, got = all_logits(cpu, idx), all_logits(gpu, idx.cuda()).cpu()
+        assert (got - want).abs().max() < 1e-4, (opts, (got - want).abs().max())
+    grads = []
+    for model, x in ((cpu, idx), (gpu, idx.cuda())):
+        emb = model.transformer.wte.weight
+        grads.append(torch.autograd.grad(model(x, targets=x)[1], emb)[0].cpu())
+    torch.testing.assert_close(grads[1], grads[0], rtol=0, atol=1e-4 * grads[0].abs().max().item())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
+def test_cuda_float32_grouped_attention_keeps_memory_linear(tmp_path):
+    """In float32 on CUDA, SDPA's own grouped-query attention is the math kernel's (an H100 ran out of memory at
+    32k tokens): at 8192 tokens the forward stays far below the 2**30 bytes of one layer's [4, T, T] scores."""
+    folder = save_tiny(tmp_path, 'LlamaConfig', dict(LLAMA, hidden_size=64, max_position_embeddings=8192))
+    model = GPT.from_pretrained(folder).cuda()
+    idx = torch.randint(0, V, (1, 8192), device='cuda')
+    torch.cuda.reset_peak_memory_stats()
+    base = torch.cuda.memory_allocated()
+    with torch.no_grad():
+        model(idx)
+    assert torch.cuda.max_memory_allocated() - base < 2**28
+
+
 def test_overrides_and_the_runtime_path_needs_no_transformers(tmp_path):
     folder = save_tiny(tmp_path, *CASES['mistral-window'])
     assert GPT.from_pretrained(folder, window=0, rope_scaling='pi', rope_scale=2.0).config.window == 0
