@@ -105,6 +105,7 @@ if [ "$what" = pretrained_gpu ]; then
   # the pycode train split's documents longer than 4 x 8192 tokens (36; the test split has one), held out from
   # SmolLM2 like the rest. A first try on an H100 scored 0.25-2 L_tr in 0.4-6.3 s per length, then ran out of memory
   # at 4 L_tr (fastattn.gqa_fused fixes that; not rerun yet). M, D, O override model, device, folder (a dry run).
+  set +e  # a step that fails (its traceback says why) must not cost the rest of a GPU lease
   [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
   M=${M:-smollm2}; D=${D:-cuda}; O=${O:-results/pretrained_gpu}
   B="--ckpt=$M --data_dir=data/pycode-smollm2 --device=$D --out_dir=$O"
@@ -116,15 +117,16 @@ if [ "$what" = pretrained_gpu ]; then
   done
   python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
     printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
-  # the empirical receptive field at 2 L_tr, and Algorithm 1's temperature at 2 and 4 L_tr
-  python receptive_field.py $B --split=train --length=2 --n=4 --lm_infinite=True --name=smollm2_erf
-  python temperature.py $B --split=train --lengths=2,4 --n=2 --n_tr=16 --name=smollm2_temperature
   # passkey over depths 0-100% at 2k-32k tokens, two keys per cell
   K="$B --lengths=0.25,0.5,1,2,4 --depths=0,0.25,0.5,0.75,1 --n=2"
   python passkey.py $K --lm_infinite=True --name=smollm2_passkey
   for s in yarn:4 dynamic:2; do
     python passkey.py $K --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=smollm2_passkey_${s%:*}
   done
+  # the empirical receptive field at 2 L_tr; Algorithm 1's temperature at 2 L_tr (its statistics took the H100 4 s
+  # per 8k-token segment: 11 forwards at 16k come last)
+  python receptive_field.py $B --split=train --length=2 --n=4 --lm_infinite=True --name=smollm2_erf
+  python temperature.py $B --split=train --lengths=2 --n=1 --n_tr=8 --name=smollm2_temperature
 fi
 
 if [ "$what" = gpu ]; then
