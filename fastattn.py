@@ -3,8 +3,9 @@ The fast attention routes. Each computes what model.attention_reference defines,
 (tests/test_attention.py), for the calls it accepts; route() names the first that accepts a call and attend() runs it.
 In the order route() tries them:
 
-  causal    no bias, potential, window or option: one fused causal SDPA call (the flash kernel, CPU and GPU)
-  flex      on a GPU: one FlexAttention kernel whose score_mod reads the distance tables and FoX's potential
+  causal    no bias, potential, window or option: one fused causal SDPA call (grouped keys: see gqa_fused)
+  flex      on a GPU, head dimension >= 16: one FlexAttention kernel whose score_mod reads the distance tables and
+            FoX's potential
   folded    training with a bias that splits into pot[n] - pot[m] (ALiBi's slope * position, FoX's gates) and no
             window: one causal SDPA call with pot[n] in an extra head dimension (softmax ignores pot[m])
   tiled     inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or the Λ mask:

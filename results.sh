@@ -90,6 +90,22 @@ if [ "$what" = pretrained ]; then
   for s in yarn dynamic; do
     python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths_$s
   done
+  # ... and at 16k (one key per cell: 5 forwards of 5 minutes per variant)
+  D="--ckpt=smollm2 --lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
+  python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths16k
+  for s in yarn dynamic; do
+    python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
+  done
+  # four inputs at 1x and 2x: LM-Infinite and windowed attention (at 1x both equal plain RoPE, so they stand for it),
+  # YaRN, dynamic NTK and NTK at s = 2
+  P4="--ckpt=smollm2 --lengths=1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
+  python extrapolate.py $P4 --no_vanilla=True --lm_infinite=True --windowed=True --name=smollm2_lminf_n4 \
+    $(reuse results/pretrained/smollm2_lminf_n4.json)
+  for s in yarn dynamic ntk; do
+    python extrapolate.py $P4 --rope_scaling=$s --rope_scale=2 --name=smollm2_${s}2_n4 $(reuse results/pretrained/smollm2_${s}2_n4.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_n4 --inputs=$(for f in lminf yarn2 dynamic2 ntk2; do
+    printf 'results/pretrained/smollm2_%s_n4.json,' $f; done | sed 's/,$//')
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
