@@ -96,15 +96,16 @@ if [ "$what" = pretrained ]; then
   for s in yarn dynamic; do
     python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
   done
-  # four inputs at 1x and 2x: LM-Infinite and windowed attention (at 1x both equal plain RoPE, so they stand for it),
-  # YaRN, dynamic NTK and NTK at s = 2
+  # four inputs at 1x and 2x: LM-Infinite and windowed attention (at 1x both equal plain RoPE, so they stand for it)
+  # and every RoPE extension
   P4="--ckpt=smollm2 --lengths=1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
   python extrapolate.py $P4 --no_vanilla=True --lm_infinite=True --windowed=True --name=smollm2_lminf_n4 \
     $(reuse results/pretrained/smollm2_lminf_n4.json)
-  for s in yarn dynamic ntk; do
-    python extrapolate.py $P4 --rope_scaling=$s --rope_scale=2 --name=smollm2_${s}2_n4 $(reuse results/pretrained/smollm2_${s}2_n4.json)
+  for s in yarn:2 yarn:4 dynamic:2 ntk:2 pi:2; do
+    n=smollm2_${s%:*}${s#*:}_n4
+    python extrapolate.py $P4 --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=$n $(reuse results/pretrained/$n.json)
   done
-  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_n4 --inputs=$(for f in lminf yarn2 dynamic2 ntk2; do
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_n4 --inputs=$(for f in lminf yarn2 yarn4 dynamic2 ntk2 pi2; do
     printf 'results/pretrained/smollm2_%s_n4.json,' $f; done | sed 's/,$//')
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
@@ -117,7 +118,7 @@ if [ "$what" = pretrained ]; then
 fi
 
 if [ "$what" = pretrained_gpu ]; then
-  # SmolLM2-135M-Instruct (L_tr = 8192) on one GPU in float32, 4 inputs per length to 4 L_tr (weeks of CPU). Inputs:
+  # SmolLM2-135M-Instruct (L_tr = 8192) on one GPU in float32, 4 inputs per length to 4 L_tr (days of CPU). Inputs:
   # the pycode train split's documents longer than 4 x 8192 tokens (36; the test split has one), held out from
   # SmolLM2 like the rest. A first try on an H100 scored 0.25-2 L_tr in 0.4-6.3 s per length, then ran out of memory
   # at 4 L_tr (fastattn.gqa_fused fixes that; not rerun yet). M, D, O override model, device, folder (a dry run).
