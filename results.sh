@@ -96,9 +96,9 @@ if [ "$what" = pretrained ]; then
   for s in yarn dynamic; do
     python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
   done
-  # four inputs at 1x and 2x: LM-Infinite and windowed attention (at 1x both equal plain RoPE, so they stand for it)
-  # and every RoPE extension
-  P4="--ckpt=smollm2 --lengths=1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
+  # four inputs: LM-Infinite and windowed attention (up to 1x both equal plain RoPE, so they stand for it) and every
+  # RoPE extension
+  P4="--ckpt=smollm2 --lengths=0.25,0.5,1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
   python extrapolate.py $P4 --no_vanilla=True --lm_infinite=True --windowed=True --name=smollm2_lminf_n4 \
     $(reuse results/pretrained/smollm2_lminf_n4.json)
   for s in yarn:2 yarn:4 dynamic:2 ntk:2 pi:2; do
