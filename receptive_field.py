@@ -9,9 +9,13 @@ the empirical receptive field (ERF) is the fewest most recent tokens that hold 9
 Lengths are multiples of each checkpoint's training length L_tr. Attention variants (windowed, lm_infinite, topk,
 temperature) add curves next to the vanilla model. Writes <out_dir>/<name>.json, .md and .png.
 """
+import contextlib
+import functools
+
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 from common import (ERF_MASS, EVAL_DEVICE, VARIANT_DEFAULTS, Meter, cumulative_from_end, data_of, draw_ends,
                     embedding_grad_norms, erf_tokens, ex_len, load_runs, load_split, md_table, plt, variants, windows, write_outputs)
@@ -24,6 +28,8 @@ DEFAULTS = dict(
     split='test',               # train | val | test
     data_dir='',                # default: data/<the first checkpoint's dataset>
     batch_tokens=8192,          # tokens per forward and backward pass
+    recompute=False,            # keep only each block's input for the backward, rerun the block there: the memory of
+                                # one block, not all (SmolLM2 at 16k: ~0.7 GB, not ~20), for one more forward
     regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
@@ -50,6 +56,19 @@ def receptive_field(model, tokens, ends, L, batch_tokens=8192):
     return s_sum / len(ends)
 
 
+@contextlib.contextmanager
+def recompute_blocks(model, on=True):
+    """Activation checkpointing of every block while the context is open (the same gradients, one more forward)."""
+    blocks = list(model.transformer.h) if on else []
+    for b in blocks:  # an instance attribute shadows the class's forward; del restores it
+        b.forward = functools.partial(checkpoint, type(b).forward.__get__(b), use_reentrant=False)
+    try:
+        yield
+    finally:
+        for b in blocks:
+            del b.forward
+
+
 def measure(cfg, runs, split, specs):
     """-> (one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF; the
     unrounded c of each row, for the plot)."""
@@ -59,7 +78,8 @@ def measure(cfg, runs, split, specs):
         ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
         for label, kw in specs:
             try:
-                with r.model.attention(**kw(r.L_tr, cfg['length'])), Meter() as meter:
+                with r.model.attention(**kw(r.L_tr, cfg['length'])), recompute_blocks(r.model, cfg['recompute']), \
+                        Meter() as meter:
                     s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'])
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")

@@ -28,6 +28,27 @@ def test_erf_of_windowed_model_is_bounded_by_window_times_layers(pe):
     assert all(p.grad is None for p in model.parameters())  # the parameters were left alone
 
 
+@pytest.mark.parametrize('pe, extra', [('rope', dict(local=16, n_starting=2, ceiling=16)), ('regular', {})])
+def test_recompute_gives_the_same_gradient_and_reruns_each_block(pe, extra):
+    """recompute=True (activation checkpointing) changes the memory, not the numbers: each block runs twice, once
+    in the forward and once when the gradient reaches it, inside the same attention variant."""
+    model, split, L = tiny(pe), make_split(), 32
+    ends, _ = common.draw_ends(split, L, 3, seed=7)
+    calls = []
+    handles = [b.attn.register_forward_hook(lambda *a: calls.append(1)) for b in model.transformer.h]
+    runs = {}
+    for on in (False, True):
+        calls.clear()
+        with model.attention(**extra), rf.recompute_blocks(model, on):
+            runs[on] = rf.receptive_field(model, split.tokens, ends, L)
+        runs[on, 'calls'] = len(calls)
+    for h in handles:
+        h.remove()
+    assert np.allclose(runs[True], runs[False], rtol=1e-9, atol=1e-12)
+    assert runs[True, 'calls'] == 2 * runs[False, 'calls'] > 0
+    assert all('forward' not in vars(b) for b in model.transformer.h)  # the class's forward is back
+
+
 def test_erf_tokens_on_hand_values():
     s = np.array([0.0, 0.005, 0.015, 0.08, 0.9])
     assert common.erf_tokens(s) == 3          # the last 3 tokens hold 0.995 > 0.99, the last 2 only 0.98
