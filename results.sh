@@ -96,6 +96,10 @@ if [ "$what" = pretrained ]; then
   for s in yarn dynamic; do
     python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
   done
+  # ... and at 32k, depth 0.5 only (a forward at 32k: about 10 CPU minutes); YaRN at s = 4, the factor 32k needs
+  D="--ckpt=smollm2 --lengths=4 --depths=0.5 --n=1 --out_dir=results/pretrained"
+  python passkey.py $D --lm_infinite=True --name=smollm2_passkey_32k
+  python passkey.py $D --rope_scaling=yarn --rope_scale=4 --name=smollm2_passkey_32k_yarn
   # four inputs: LM-Infinite and windowed attention (up to 1x both equal plain RoPE, so they stand for it) and every
   # RoPE extension
   P4="--ckpt=smollm2 --lengths=0.25,0.5,1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
@@ -107,6 +111,21 @@ if [ "$what" = pretrained ]; then
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_n4 --inputs=$(for f in lminf yarn2 yarn4 dynamic2 ntk2 pi2; do
     printf 'results/pretrained/smollm2_%s_n4.json,' $f; done | sed 's/,$//')
+  # 4 L_tr = 32,768 tokens: the test split has one document that long, so four inputs from the train split's 36, scored
+  # at 1 and 4 L_tr (same draws as pretrained_gpu's); one run per row, about 28 minutes of one CPU thread each
+  X="--ckpt=smollm2 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained"
+  for v in plain lminf:--lm_infinite=True windowed:--windowed=True yarn4:--rope_scaling=yarn:--rope_scale=4 \
+           dynamic2:--rope_scaling=dynamic:--rope_scale=2 yarn2:--rope_scaling=yarn:--rope_scale=2 \
+           ntk2:--rope_scaling=ntk:--rope_scale=2 pi2:--rope_scaling=pi:--rope_scale=2; do
+    n=smollm2_4x_${v%%:*}; a=$(echo "${v#*:}" | tr : ' ')
+    case $v in plain) a=;; lminf*|windowed*) a="--no_vanilla=True $a";; esac
+    python extrapolate.py $X $a --name=$n $(reuse results/pretrained/$n.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for f in plain lminf windowed yarn4 dynamic2 yarn2 ntk2 pi2; do
+    f=results/pretrained/smollm2_4x_$f.json; [ ! -f $f ] || printf '%s,' $f; done | sed 's/,$//')  # the rows run so far
+  # the empirical receptive field at 2 L_tr, two test inputs; --recompute keeps the backward at 16k within a few GB
+  # (LM-Infinite's ceiling takes the explicit route under a gradient: [9, T, T] scores, 21 GB here; a GPU's job)
+  python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
