@@ -113,10 +113,10 @@ if [ "$what" = pretrained ]; then
     printf 'results/pretrained/smollm2_%s_n4.json,' $f; done | sed 's/,$//')
   # 4 L_tr = 32,768 tokens: the test split has one document that long, so four inputs from the train split's 36, scored
   # at 1 and 4 L_tr (same draws as pretrained_gpu's); one run per row, 30-55 minutes of one CPU thread each. Not run
-  # yet (CPU time): YaRN s = 2, NTK and PI; each is one more entry in V, e.g. ntk2:--rope_scaling=ntk:--rope_scale=2
+  # yet (CPU time): NTK and PI; each is one more entry in V, e.g. ntk2:--rope_scaling=ntk:--rope_scale=2
   X="--ckpt=smollm2 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained"
   V="plain lminf:--lm_infinite=True windowed:--windowed=True yarn4:--rope_scaling=yarn:--rope_scale=4
-     dynamic2:--rope_scaling=dynamic:--rope_scale=2"
+     dynamic2:--rope_scaling=dynamic:--rope_scale=2 yarn2:--rope_scaling=yarn:--rope_scale=2"
   for v in $V; do
     n=smollm2_4x_${v%%:*}; a=$(echo "${v#*:}" | tr : ' ')
     case $v in plain) a=;; lminf*|windowed*) a="--no_vanilla=True $a";; esac
