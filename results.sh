@@ -115,12 +115,12 @@ if [ "$what" = pretrained ]; then
   # at 1 and 4 L_tr (same draws as pretrained_gpu's); one run per row, 30-55 minutes of one CPU thread each. Not run
   # yet (CPU time): NTK and PI; each is one more entry in V, e.g. ntk2:--rope_scaling=ntk:--rope_scale=2
   X="--ckpt=smollm2 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained"
-  V="plain lminf:--lm_infinite=True windowed:--windowed=True yarn4:--rope_scaling=yarn:--rope_scale=4
-     dynamic2:--rope_scaling=dynamic:--rope_scale=2 yarn2:--rope_scaling=yarn:--rope_scale=2"
+  V="plain: lminf:--no_vanilla=True:--lm_infinite=True windowed:--no_vanilla=True:--windowed=True
+     yarn4:--rope_scaling=yarn:--rope_scale=4 dynamic2:--rope_scaling=dynamic:--rope_scale=2
+     yarn2:--rope_scaling=yarn:--rope_scale=2"  # name:its options, split at ':'
   for v in $V; do
-    n=smollm2_4x_${v%%:*}; a=$(echo "${v#*:}" | tr : ' ')
-    case $v in plain) a=;; lminf*|windowed*) a="--no_vanilla=True $a";; esac
-    python extrapolate.py $X $a --name=$n $(reuse results/pretrained/$n.json)
+    n=smollm2_4x_${v%%:*}
+    python extrapolate.py $X $(echo "${v#*:}" | tr : ' ') --name=$n $(reuse results/pretrained/$n.json)
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for v in $V; do
     printf 'results/pretrained/smollm2_4x_%s.json,' ${v%%:*}; done | sed 's/,$//')
