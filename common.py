@@ -390,8 +390,9 @@ def write_outputs(out_dir, stem, data, markdown=None, fig=None):
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, stem)
     data = dict(command='python ' + ' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:]), **data)
-    with open(base + '.json', 'w') as f:
+    with open(base + '.json.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves the last JSON whole
         json.dump(data, f, indent=1, default=float)
+    os.replace(base + '.json.tmp', base + '.json')
     written = [base + '.json']
     if markdown is not None:
         with open(base + '.md', 'w') as f:

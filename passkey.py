@@ -11,6 +11,7 @@ Lengths are multiples of each checkpoint's training length L_tr; depth 0 puts th
 right before the question. Attention variants add panels next to the vanilla model. Writes <out_dir>/<name>.json,
 .md and .png.
 """
+import json
 import math
 
 import numpy as np
@@ -33,6 +34,8 @@ DEFAULTS = dict(
     regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
+    reuse='',                   # a previous JSON with the same style and keys: its cells are kept, not scored again.
+                                # The JSON is rewritten after each scored cell, so a stopped run keeps what it scored
     out_dir='results/passkey',
     name='passkey',             # output file stem
     **VARIANT_DEFAULTS,
@@ -87,13 +90,18 @@ def score_answers(model, prompts, answers):
     return res
 
 
-def measure(cfg, run, label, kw, keys, encode):
-    """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs."""
+def measure(cfg, run, label, kw, keys, encode, done, save):
+    """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs, taken from
+    `done` where it holds the cell; save(cells) after each scored one."""
     cells = []
     for m in cfg['lengths']:
         L = ex_len(m, run.L_tr)
         with run.model.attention(**kw(run.L_tr, m)):
             for depth in cfg['depths']:
+                if (run.name, label, m, depth) in done:
+                    cells.append(done[run.name, label, m, depth][1])
+                    print(f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}: taken from {cfg['reuse']}")
+                    continue
                 made = [passkey_prompt(cfg['style'], L, depth, k, encode) for k in keys]
                 seen = max(L, len(made[0][0]) + len(made[0][1]) - 1)  # a row is labelled by what the model saw
                 if depth == cfg['depths'][0] and seen > L:
@@ -104,11 +112,41 @@ def measure(cfg, run, label, kw, keys, encode):
                                   mean_logprob=np.mean([x['logprob'] for x in res]),
                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
                                   mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0])))
+                save(cells)
         row = cells[-len(cfg['depths']):]
         print(f"{run.name:>18} {label:>16} L_ex={row[0]['L_ex']}: accuracy by depth "
               f"{' '.join(format(c['accuracy'], '.2f') for c in row)}, "
               f"mean log-prob of the key tokens {np.mean([c['mean_logprob'] for c in row]):.3f}", flush=True)
     return cells
+
+
+def reused_cells(path, style, keys):
+    """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style and keys."""
+    if not path:
+        return {}
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"reuse={path!r} cannot be read as JSON ({e})") from None
+    if data.get('style') != style or data.get('keys') != keys:
+        raise ConfigError(f"reuse={path!r} was made with style={data.get('style')!r} and keys {data.get('keys')}, this "
+                          f"run has style={style!r} and keys {keys} (they follow n, digits and seed)")
+    return {(r['ckpt'], r['variant'], c['mult'], c['depth']): (r, c) for r in data['results'] for c in r['cells']}
+
+
+def so_far(rows, done):
+    """The rows scored so far and, after them, every reused cell they do not hold yet: a stopped run loses none."""
+    have = {(r['ckpt'], r['variant'], c['mult'], c['depth']) for r in rows for c in r['cells']}
+    rest = {}
+    for key, (row, cell) in done.items():
+        if key not in have:
+            rest.setdefault(key[:2], dict(row, cells=[]))['cells'].append(cell)
+    return rows + list(rest.values())
+
+
+def payload(cfg, keys, results):
+    return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], results=results)
 
 
 def grids(cells, lengths, depths):
@@ -150,8 +188,7 @@ def report(cfg, out, keys, n_panels, vocab_size):
             fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)
     md = f"Passkey retrieval, style {cfg['style']!r}, {cfg['n']} random {cfg['digits']}-digit keys per cell.\n\n" + md
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], dict(style=cfg['style'], keys=keys, depths=depths, lengths=lengths,
-                                                    results=out), md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, out), md, fig)
 
 
 def main(cfg):
@@ -176,18 +213,20 @@ def main(cfg):
         raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the {tok.name} tokenizer's {tok.vocab_size}")
     rng = np.random.default_rng(cfg['seed'])
     keys = [''.join(rng.choice(list('0123456789'), cfg['digits'])) for _ in range(cfg['n'])]
-    out = []
+    done, out = reused_cells(cfg['reuse'], cfg['style'], keys), []
     for r in runs:
         for label, kw in specs:
+            head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
+            save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done)))
             try:
                 with Meter() as meter:
-                    cells = measure(cfg, r, label, kw, keys, tok.encode)
+                    cells = measure(cfg, r, label, kw, keys, tok.encode, done, save)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 if isinstance(e, ConfigError):  # a bad setting of the command line, not this run's limit
                     raise
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
-            out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label, cells=cells, **meter.record()))
+            out.append(dict(head, cells=cells, **meter.record()))
     report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size)
     return out
 

@@ -96,10 +96,13 @@ if [ "$what" = pretrained ]; then
   for s in yarn dynamic; do
     python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
   done
-  # ... and at 32k, depth 0.5 only (a forward at 32k: about 10 CPU minutes); YaRN at s = 4, the factor 32k needs
-  D="--ckpt=smollm2 --lengths=4 --depths=0.5 --n=1 --out_dir=results/pretrained"
-  python passkey.py $D --lm_infinite=True --name=smollm2_passkey_32k
-  python passkey.py $D --rope_scaling=yarn --rope_scale=4 --name=smollm2_passkey_32k_yarn
+  # ... and at 32k, one key per depth (a forward at 32k: 8-12 CPU minutes; --reuse keeps each finished cell, so a
+  # stopped run goes on where it stopped); YaRN at s = 4, the factor 32k needs
+  D="--ckpt=smollm2 --lengths=4 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
+  for v in :--lm_infinite=True _yarn:--rope_scaling=yarn:--rope_scale=4 _dynamic:--rope_scaling=dynamic:--rope_scale=2; do
+    n=smollm2_passkey_32k${v%%:*}
+    python passkey.py $D $(echo "${v#*:}" | tr : ' ') --name=$n $(reuse results/pretrained/$n.json)
+  done
   # four inputs: LM-Infinite and windowed attention (up to 1x both equal plain RoPE, so they stand for it) and every
   # RoPE extension
   P4="--ckpt=smollm2 --lengths=0.25,0.5,1,2 --n=4 --last_k=128 --out_dir=results/pretrained"

@@ -94,3 +94,34 @@ def test_a_length_shorter_than_the_prompt_is_labelled_by_what_the_model_saw(tmp_
     assert 'L_ex=129' in capsys.readouterr().out
     with pytest.raises(ConfigError, match=r'lengths=\[0.1, 0\]: expected positive'):
         pk.main(dict(cfg, lengths=[0.1, 0]))
+
+
+def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_path, monkeypatch):
+    """--reuse scores only the cells its JSON lacks; the JSON is rewritten after each scored cell, so a run that
+    dies mid-way leaves its finished cells for the next one; a file with other keys is refused."""
+    path = save_ckpt(tmp_path, tiny('alibi', vocab_size=256, block_size=64), 'a')
+    cfg = dict(pk.DEFAULTS, ckpt=[path], lengths=[4], depths=[0, 1], n=2, out_dir=str(tmp_path / 'res'))
+    first = pk.main(cfg)[0]['cells']
+    done = str(tmp_path / 'res' / 'passkey.json')
+    scored, real = [], pk.score_answers
+
+    def counting(model, prompts, answers):
+        if len(scored) == 2:
+            raise RuntimeError('stopped')
+        scored.append(len(prompts))
+        return real(model, prompts, answers)
+
+    monkeypatch.setattr(pk, 'score_answers', counting)
+    with pytest.raises(RuntimeError, match='stopped'):  # two new depths, then a third that dies
+        pk.main(dict(cfg, depths=[0, 0.25, 0.5, 1, 0.75], reuse=done))
+    rows = json.loads((tmp_path / 'res' / 'passkey.json').read_text())['results']
+    kept = [c for r in rows for c in r['cells']]  # depth 1, reused but not reached, follows in a row of its own
+    assert [c['depth'] for c in kept] == [0, 0.25, 0.5, 1]
+    assert kept[0] == first[0] and kept[3] == first[1]
+    scored.clear()
+    again = pk.main(dict(cfg, depths=[0, 0.25, 0.5, 0.75, 1], reuse=done))[0]['cells']
+    assert scored == [2]  # only depth 0.75 was scored
+    assert again[:3] == kept[:3] and again[4] == kept[3]
+    assert '| L_ex / L_tr | depth 0 | depth 0.25 | depth 0.5 | depth 0.75 | depth 1 |' in (tmp_path / 'res' / 'passkey.md').read_text()
+    with pytest.raises(ConfigError, match=r"reuse=.* was made with style='code' and keys \['\d+', '\d+'\], this run"):
+        pk.main(dict(cfg, n=3, reuse=done))
