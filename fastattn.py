@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 NEG = float('-inf')
 
@@ -207,13 +208,17 @@ def query_blocks(q, k, call, o):
 
 
 def explicit(q, k, v, pe, call, o, dropout, logits):
-    out = []
-    for rows, keys in query_blocks(q, k, call, o):
+    def one(rows, keys, q, k, v):
         att = logits(q, k, pe, call, o, rows, keys).softmax(dim=-1)
         if o.hook is not None:
             o.hook(call.layer, att, call.qi[rows], call.ki[keys])
-        out.append(F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys])
-    return torch.cat(out, dim=2)
+        return F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys]
+    # Under a gradient autograd keeps every block's probabilities, [B, H, T, T] in all (LM-Infinite's ceiling at 16k:
+    # 21 GB per layer). Past 16 blocks' worth, a block keeps only q, k, v and is rerun in the backward instead: the
+    # same gradient (checkpoint restores the RNG state for dropout), one more pass over the logits
+    rerun = torch.is_grad_enabled() and o.hook is None and q.size(0) * q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems
+    return torch.cat([checkpoint(one, rows, keys, q, k, v, use_reentrant=False) if rerun else one(rows, keys, q, k, v)
+                      for rows, keys in query_blocks(q, k, call, o)], dim=2)
 
 
 def blocks(q, k, v, pe, call, o, dropout, logits):

@@ -127,8 +127,9 @@ if [ "$what" = pretrained ]; then
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for v in $V; do
     printf 'results/pretrained/smollm2_4x_%s.json,' ${v%%:*}; done | sed 's/,$//')
-  # the empirical receptive field at 2 L_tr, two test inputs; --recompute keeps the backward at 16k within a few GB
-  # (LM-Infinite's ceiling takes the explicit route under a gradient: [9, T, T] scores, 21 GB here; a GPU's job)
+  # the empirical receptive field at 2 L_tr, two test inputs; --recompute keeps the backward at 16k within a few GB.
+  # Not run yet: LM-Infinite (--no_vanilla=True --lm_infinite=True), whose ceiling takes fastattn's explicit route; it
+  # was killed at 21 GB before that route reran its query blocks in the backward (at 4k tokens: 2.45 GB, was 2.91)
   python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
