@@ -158,11 +158,12 @@ if [ "$what" = pretrained_gpu ]; then
   done
   python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
     printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
-  # passkey over depths 0-100% at 2k-32k tokens, two keys per cell
+  # passkey over depths 0-100% at 2k-32k tokens, two keys per cell (a lease that ends keeps the cells it scored)
   K="$B --lengths=0.25,0.5,1,2,4 --depths=0,0.25,0.5,0.75,1 --n=2"
-  python passkey.py $K --lm_infinite=True --name=smollm2_passkey
+  python passkey.py $K --lm_infinite=True --name=smollm2_passkey $(reuse $O/smollm2_passkey.json)
   for s in yarn:4 dynamic:2; do
-    python passkey.py $K --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=smollm2_passkey_${s%:*}
+    python passkey.py $K --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=smollm2_passkey_${s%:*} \
+      $(reuse $O/smollm2_passkey_${s%:*}.json)
   done
   # the empirical receptive field at 2 L_tr; Algorithm 1's temperature at 2 L_tr (its statistics took the H100 4 s
   # per 8k-token segment: 11 forwards at 16k come last)
