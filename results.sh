@@ -115,12 +115,12 @@ if [ "$what" = pretrained ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_n4 --inputs=$(for f in lminf yarn2 yarn4 dynamic2 ntk2 pi2; do
     printf 'results/pretrained/smollm2_%s_n4.json,' $f; done | sed 's/,$//')
   # 4 L_tr = 32,768 tokens: the test split has one document that long, so four inputs from the train split's 36, scored
-  # at 1 and 4 L_tr (same draws as pretrained_gpu's); one run per row, 30-55 minutes of one CPU thread each. Not run
-  # yet (CPU time): NTK and PI; each is one more entry in V, e.g. ntk2:--rope_scaling=ntk:--rope_scale=2
+  # at 1 and 4 L_tr (same draws as pretrained_gpu's); one run per row, 30-55 minutes of one CPU thread each
   X="--ckpt=smollm2 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained"
+  # name:its options, split at ':'
   V="plain: lminf:--no_vanilla=True:--lm_infinite=True windowed:--no_vanilla=True:--windowed=True
      yarn4:--rope_scaling=yarn:--rope_scale=4 dynamic2:--rope_scaling=dynamic:--rope_scale=2
-     yarn2:--rope_scaling=yarn:--rope_scale=2"  # name:its options, split at ':'
+     yarn2:--rope_scaling=yarn:--rope_scale=2 ntk2:--rope_scaling=ntk:--rope_scale=2 pi2:--rope_scaling=pi:--rope_scale=2"
   for v in $V; do
     n=smollm2_4x_${v%%:*}
     python extrapolate.py $X $(echo "${v#*:}" | tr : ' ') --name=$n $(reuse results/pretrained/$n.json)
