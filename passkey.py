@@ -217,7 +217,8 @@ def main(cfg):
     for r in runs:
         for label, kw in specs:
             head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
-            save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done)))
+            save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'],
+                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done)))
             try:
                 with Meter() as meter:
                     cells = measure(cfg, r, label, kw, keys, tok.encode, done, save)
