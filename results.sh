@@ -128,8 +128,9 @@ if [ "$what" = pretrained ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for v in $V; do
     printf 'results/pretrained/smollm2_4x_%s.json,' ${v%%:*}; done | sed 's/,$//')
   # the empirical receptive field at 2 L_tr, two test inputs; --recompute keeps the backward at 16k within a few GB.
-  # Not run yet: LM-Infinite (--no_vanilla=True --lm_infinite=True), whose ceiling takes fastattn's explicit route; it
-  # was killed at 21 GB before that route reran its query blocks in the backward (at 4k tokens: 2.45 GB, was 2.91)
+  # Not run: LM-Infinite (--no_vanilla=True --lm_infinite=True), whose ceiling takes fastattn's explicit route. That
+  # route now reruns its query blocks in the backward (at 4k tokens: 2.45 GB, was 2.91), but at 16k four of the 30
+  # layers alone still peaked at 18.6 GB (not understood yet), and a run of the full model was stopped at 19.5 GB
   python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
