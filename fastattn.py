@@ -216,7 +216,8 @@ def explicit(q, k, v, pe, call, o, dropout, logits):
     # Under a gradient autograd keeps every block's probabilities, [B, H, T, T] in all (SmolLM2 at 16k: 9.7 GB per
     # layer). Past 16 blocks' worth, a block keeps only q, k, v and is rerun in the backward instead: the same
     # gradient (checkpoint restores the RNG state for dropout), one more pass over the logits
-    rerun = torch.is_grad_enabled() and o.hook is None and q.size(0) * q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems
+    rerun = (torch.is_grad_enabled() and o.hook is None
+             and q.size(0) * q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems)
     return torch.cat([checkpoint(one, rows, keys, q, k, v, use_reentrant=False) if rerun else one(rows, keys, q, k, v)
                       for rows, keys in query_blocks(q, k, call, o)], dim=2)
 

@@ -63,9 +63,9 @@ def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blo
         calls.clear()
         with model.attention(local=16, n_starting=2, ceiling=8, impl=impl, block_elems=block_elems):
             runs[impl, block_elems] = rf.receptive_field(model, split.tokens, ends, L), len(calls)
-    n_layer, batch = model.config.n_layer, 3
-    assert runs['auto', 1 << 22][1] == n_layer  # one block per layer, kept
-    blocks = -(-L // 16) * n_layer  # 64 logits per block: 16 queries (query_blocks' least) a block
+    n_layer = model.config.n_layer
+    assert runs['auto', 1 << 22][1] == n_layer  # one query block per layer, not rerun
+    blocks = -(-L // 16) * n_layer  # block_elems=64 gives query_blocks' smallest blocks, 16 queries each
     assert runs['auto', 64][1] == 2 * blocks, (runs['auto', 64][1], blocks)
     for key in [('auto', 1 << 22), ('auto', 64)]:
         assert np.allclose(runs[key][0], runs['plain', 1 << 22][0], rtol=1e-6, atol=1e-10)
