@@ -128,12 +128,13 @@ if [ "$what" = pretrained ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for v in $V; do
     printf 'results/pretrained/smollm2_4x_%s.json,' ${v%%:*}; done | sed 's/,$//')
   # the empirical receptive field at 2 L_tr, two test inputs; --recompute keeps the backward at 16k within a few GB.
-  # Not run: LM-Infinite (--no_vanilla=True --lm_infinite=True), whose ceiling takes fastattn's explicit route. That
-  # route now reruns its query blocks in the backward (at 4k tokens: 2.45 GB, was 2.91), but at 16k four of the 30
-  # layers still peaked at 18.6 GB. The rest is freed memory that glibc's heap keeps, not live tensors:
-  # MALLOC_MMAP_THRESHOLD_=1048576 in front of the command cut one layer's forward at 8k (window 4096) from 1.46 GB
-  # to 0.38 GB, at 1.7x the time; the 16k run with it is next
   python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
+  # LM-Infinite's ceiling takes fastattn's explicit route, which reruns its query blocks in the backward; what else
+  # grew (18.6 GB with 4 of the 30 layers at 16k) was freed memory that glibc's heap kept. A fixed mmap threshold
+  # returns it: 1.14 and 1.37 GB with 2 and 4 layers, at about 1.7x the time (some 70 minutes of one thread per
+  # input). Not run yet
+  MALLOC_MMAP_THRESHOLD_=1048576 python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True \
+    --no_vanilla=True --lm_infinite=True --out_dir=results/pretrained --name=smollm2_erf_lminf
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
