@@ -385,6 +385,15 @@ def md_table(header, rows):
     return '\n'.join(lines) + '\n'
 
 
+def read_json(path, option):
+    """A JSON file named by the option `option`, or a one-line error that names both."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{option}={path!r} cannot be read as JSON ({e})") from None
+
+
 def write_outputs(out_dir, stem, data, markdown=None, fig=None):
     """<out_dir>/<stem>.json (with the command that made it), .md and .png; returns the path without extension."""
     os.makedirs(out_dir, exist_ok=True)

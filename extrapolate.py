@@ -34,8 +34,8 @@ import torch.nn.functional as F
 
 import pretrained
 from common import (EVAL_DEVICE, STREAM_ROWS, VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, last_positions,
-                    load_runs, load_split, md_table, plt, position_buckets, stream_chunks, stream_losses, stream_refusal,
-                    variants, windows, write_outputs)
+                    load_runs, load_split, md_table, plt, position_buckets, read_json, stream_chunks, stream_losses,
+                    stream_refusal, variants, windows, write_outputs)
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -526,11 +526,7 @@ def stream_reuse(cfg):
     folder is not on this machine keeps its rows, so the table grows by the runs trained here."""
     if not cfg['reuse']:
         return None, cfg['ckpt']
-    try:
-        with open(cfg['reuse']) as f:
-            old = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"reuse={cfg['reuse']!r} cannot be read as JSON ({e})") from None
+    old = read_json(cfg['reuse'], 'reuse')
     if not isinstance(old, dict) or old.get('protocol') != 'stream' or not all(
             isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in old.get('results', [None])):
         raise ConfigError(f"reuse: {cfg['reuse']} is not a stream JSON of extrapolate.py (protocol=stream, rows with "

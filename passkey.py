@@ -11,14 +11,13 @@ Lengths are multiples of each checkpoint's training length L_tr; depth 0 puts th
 right before the question. Attention variants add panels next to the vanilla model. Writes <out_dir>/<name>.json,
 .md and .png.
 """
-import json
 import math
 
 import numpy as np
 import torch
 
 from common import (EVAL_DEVICE, VARIANT_DEFAULTS, Meter, ex_len, get_tokenizer, last_positions, load_meta, load_runs,
-                    md_table, plt, variants, write_outputs)
+                    md_table, plt, read_json, variants, write_outputs)
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -124,20 +123,20 @@ def reused_cells(path, style, keys):
     """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style and keys."""
     if not path:
         return {}
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"reuse={path!r} cannot be read as JSON ({e})") from None
+    data = read_json(path, 'reuse')
     if data.get('style') != style or data.get('keys') != keys:
         raise ConfigError(f"reuse={path!r} was made with style={data.get('style')!r} and keys {data.get('keys')}, this "
                           f"run has style={style!r} and keys {keys} (they follow n, digits and seed)")
-    return {(r['ckpt'], r['variant'], c['mult'], c['depth']): (r, c) for r in data['results'] for c in r['cells']}
+    return {cell_key(r, c): (r, c) for r in data['results'] for c in r['cells']}
+
+
+def cell_key(row, cell):
+    return row['ckpt'], row['variant'], cell['mult'], cell['depth']
 
 
 def so_far(rows, done):
     """The rows scored so far and, after them, every reused cell they do not hold yet: a stopped run loses none."""
-    have = {(r['ckpt'], r['variant'], c['mult'], c['depth']) for r in rows for c in r['cells']}
+    have = {cell_key(r, c) for r in rows for c in r['cells']}
     rest = {}
     for key, (row, cell) in done.items():
         if key not in have:

@@ -18,6 +18,7 @@ PES="none sinusoidal rope alibi kerple_power kerple_log sandwich t5 fire fox cop
 LM=$(for p in $PES; do printf 'out/lm/%s-s[0-9]*,' "$p"; done)
 LM=${LM%,}
 reuse() { [ -f "$1" ] && echo "--reuse=$1" || true; }
+opts() { echo "${1#*:}" | tr : ' '; }  # name:--a=1:--b=2 -> --a=1 --b=2
 
 if [ "$what" = all ] || [ "$what" = lm ]; then
   # perplexity vs length, thesis 4.3.4 (last-token; 64 segments x their last 64 tokens)
@@ -101,7 +102,7 @@ if [ "$what" = pretrained ]; then
   D="--ckpt=smollm2 --lengths=4 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
   for v in :--lm_infinite=True _yarn:--rope_scaling=yarn:--rope_scale=4 _dynamic:--rope_scaling=dynamic:--rope_scale=2; do
     n=smollm2_passkey_32k${v%%:*}
-    python passkey.py $D $(echo "${v#*:}" | tr : ' ') --name=$n $(reuse results/pretrained/$n.json)
+    python passkey.py $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
   done
   # four inputs: LM-Infinite and windowed attention (up to 1x both equal plain RoPE, so they stand for it) and every
   # RoPE extension
@@ -117,13 +118,12 @@ if [ "$what" = pretrained ]; then
   # 4 L_tr = 32,768 tokens: the test split has one document that long, so four inputs from the train split's 36, scored
   # at 1 and 4 L_tr (same draws as pretrained_gpu's); one run per row, 30-55 minutes of one CPU thread each
   X="--ckpt=smollm2 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained"
-  # name:its options, split at ':'
   V="plain: lminf:--no_vanilla=True:--lm_infinite=True windowed:--no_vanilla=True:--windowed=True
      yarn4:--rope_scaling=yarn:--rope_scale=4 dynamic2:--rope_scaling=dynamic:--rope_scale=2
      yarn2:--rope_scaling=yarn:--rope_scale=2 ntk2:--rope_scaling=ntk:--rope_scale=2 pi2:--rope_scaling=pi:--rope_scale=2"
   for v in $V; do
     n=smollm2_4x_${v%%:*}
-    python extrapolate.py $X $(echo "${v#*:}" | tr : ' ') --name=$n $(reuse results/pretrained/$n.json)
+    python extrapolate.py $X $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for v in $V; do
     printf 'results/pretrained/smollm2_4x_%s.json,' ${v%%:*}; done | sed 's/,$//')

@@ -125,3 +125,6 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     assert '| L_ex / L_tr | depth 0 | depth 0.25 | depth 0.5 | depth 0.75 | depth 1 |' in (tmp_path / 'res' / 'passkey.md').read_text()
     with pytest.raises(ConfigError, match=r"reuse=.* was made with style='code' and keys \['\d+', '\d+'\], this run"):
         pk.main(dict(cfg, n=3, reuse=done))
+    (tmp_path / 'half.json').write_text('{"style": "co')  # what a write cut short would leave
+    with pytest.raises(ConfigError, match=r"reuse='.*half.json' cannot be read as JSON"):
+        pk.main(dict(cfg, reuse=str(tmp_path / 'half.json')))
