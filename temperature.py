@@ -12,6 +12,7 @@ by default (rows='full') only rows that see at least L_tr keys are averaged, at 
 feeds extrapolate.py --temperature=2:0.95,4:0.9. Writes <out_dir>/<name>.json, .md and .png.
 """
 import math
+import time
 
 import numpy as np
 import torch
@@ -167,8 +168,12 @@ def analyse(r, cfg, split):
     per_len = []
     for m, L in zip(cfg['lengths'], Ls):
         with Meter() as meter:
-            grid = {tau: attention_stats(model, split.tokens, ends, L, tau, first_row(cfg['rows'], L, L_tr),
-                                         cfg['batch_tokens']) for tau in TAU_GRID}
+            grid = {}
+            for tau in TAU_GRID:  # a pretrained model at 16k on a CPU: minutes per temperature, so say where it is
+                grid[tau] = attention_stats(model, split.tokens, ends, L, tau, first_row(cfg['rows'], L, L_tr),
+                                            cfg['batch_tokens'])
+                print(f"  {r.name}: L_ex={L}, tau={tau}: P_max {grid[tau][1]['pmax']:.4f} "
+                      f"({time.perf_counter() - meter.t0:.0f} s)", flush=True)
         sig_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L)
         p = dict(mult=m, L_ex=L, depth=model.depth(L), sigma_ex_layer0=sig_ex,
                  tau_pmax=search_temperature(tr_all['pmax'], {t: g[1]['pmax'] for t, g in grid.items()}),
