@@ -91,6 +91,11 @@ if [ "$what" = pretrained ]; then
   for s in yarn dynamic; do
     python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths_$s
   done
+  # four keys per cell at 2k-8k for plain RoPE and YaRN (within L_tr LM-Infinite and dynamic NTK equal plain RoPE)
+  D="--ckpt=smollm2 --lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir=results/pretrained"
+  python passkey.py $D --name=smollm2_passkey_depths_n4 $(reuse results/pretrained/smollm2_passkey_depths_n4.json)
+  python passkey.py $D --rope_scaling=yarn --rope_scale=2 --name=smollm2_passkey_depths_n4_yarn \
+    $(reuse results/pretrained/smollm2_passkey_depths_n4_yarn.json)
   # ... and at 16k (one key per cell: 5 forwards of 5 minutes per variant)
   D="--ckpt=smollm2 --lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
   python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths16k
@@ -131,10 +136,15 @@ if [ "$what" = pretrained ]; then
   python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
   # LM-Infinite's ceiling takes fastattn's explicit route, which reruns its query blocks in the backward; what else
   # grew (18.6 GB with 4 of the 30 layers at 16k) was freed memory that glibc's heap kept. A fixed mmap threshold
-  # returns it: 1.14 and 1.37 GB with 2 and 4 layers, at about 1.7x the time (some 70 minutes of one thread per
-  # input). Not run yet
+  # returns it: 1.14 and 1.37 GB with 2 and 4 layers, at about 1.7x the time
   MALLOC_MMAP_THRESHOLD_=1048576 python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True \
     --no_vanilla=True --lm_infinite=True --out_dir=results/pretrained --name=smollm2_erf_lminf
+  # Algorithm 1's temperature at 2 L_tr (8 train-split inputs at L_tr for the reference, one at 16k for each of the
+  # 11 temperatures: 75 minutes of one thread), then the perplexity at the temperature it picks
+  python temperature.py --ckpt=smollm2 --data_dir=data/pycode-smollm2 --split=train --lengths=2 --n=1 --n_tr=8 \
+    --out_dir=results/pretrained --name=smollm2_temperature
+  python extrapolate.py --ckpt=smollm2 --lengths=1,2 --n=1 --last_k=128 --temperature=2:0.9 \
+    --out_dir=results/pretrained --name=smollm2_temperature_ppl
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
