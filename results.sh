@@ -93,9 +93,10 @@ if [ "$what" = pretrained ]; then
   done
   # four keys per cell at 2k-8k for plain RoPE and YaRN (within L_tr LM-Infinite and dynamic NTK equal plain RoPE)
   D="--ckpt=smollm2 --lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir=results/pretrained"
-  python passkey.py $D --name=smollm2_passkey_depths_n4 $(reuse results/pretrained/smollm2_passkey_depths_n4.json)
-  python passkey.py $D --rope_scaling=yarn --rope_scale=2 --name=smollm2_passkey_depths_n4_yarn \
-    $(reuse results/pretrained/smollm2_passkey_depths_n4_yarn.json)
+  for v in : _yarn:--rope_scaling=yarn:--rope_scale=2; do
+    n=smollm2_passkey_depths_n4${v%%:*}
+    python passkey.py $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
+  done
   # ... and at 16k (one key per cell: 5 forwards of 5 minutes per variant)
   D="--ckpt=smollm2 --lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
   python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths16k
