@@ -265,8 +265,9 @@ def recording():
 def merge(out, lse, o, l):
     """Combine two softmax-normalised partial attentions over disjoint key sets, given their log-sum-exps: the
     new part gets weight e^l / (e^lse + e^l) = sigmoid(l - lse). A part whose row sees no key has l = -inf."""
-    w = torch.sigmoid(l - lse).nan_to_num()  # -inf - -inf: neither part sees a key; keep out
-    return torch.lerp(out, o.nan_to_num(), w[..., None]), torch.logaddexp(lse, l)
+    w = torch.sigmoid(l - lse).nan_to_num().to(out.dtype)  # -inf - -inf: neither part sees a key; keep out
+    # under autocast a part's matmul comes back in bfloat16 while out stays float32; lerp wants one dtype
+    return torch.lerp(out, o.nan_to_num().to(out.dtype), w[..., None]), torch.logaddexp(lse, l)
 
 
 def sdpa_lse(q, k, v, mask, scale, causal, explicit=False):
@@ -393,6 +394,8 @@ def flex_mods(qi, qrel, ki, krel, windows, bias_tab=None, weight_tab=None, pot=N
     top = (bias_tab if bias_tab is not None else weight_tab).size(1) - 1 if (bias_tab is not None or weight_tab is not None) else 0
     qb = (lambda b: 0) if qrel.size(0) == 1 else (lambda b: b)
     pb = (lambda b: 0) if pot is None or pot.size(0) == 1 else (lambda b: b)
+    # the compiled backward refuses a tensor that needs grad indexed twice in one score_mod: the query side reads a copy
+    qpot = None if pot is None else pot.clone()
 
     def score_mod(score, b, h, m, n):
         d = (qrel[qb(b), m] - krel[qb(b), n]).clamp(0, min(ceiling, top) if ceiling > 0 else top)
@@ -401,7 +404,7 @@ def flex_mods(qi, qrel, ki, krel, windows, bias_tab=None, weight_tab=None, pot=N
         if bias_tab is not None:
             score = score + bias_tab[h, d]
         if pot is not None:
-            score = score + pot[pb(b), h, n] - pot[pb(b), h, m]
+            score = score + pot[pb(b), h, n] - qpot[pb(b), h, m]
         return score
 
     def mask_mod(b, h, m, n):
@@ -415,12 +418,17 @@ def flex_mods(qi, qrel, ki, krel, windows, bias_tab=None, weight_tab=None, pot=N
 def flex(q, k, v, scale, score_mod, mask_mod, compiled=True):
     """FlexAttention of q [B, H, Tq, D] against k, v [B, H, Tk, D] with the given mods."""
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    fn = flex_attention
+    fn, blocks = flex_attention, create_block_mask
     if compiled:
-        if 'flex' not in _compiled:
+        if not _compiled:
+            # Each encoding, window rule and autocast state is a graph of its own: past torch's default of 8, compiled
+            # calls fall back to eager ones without an error (an H200 run of bench.py's eval mode did so).
+            torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
             _compiled['flex'] = torch.compile(flex_attention)
-        fn = _compiled['flex']
-    block_mask = create_block_mask(mask_mod, None, None, q.size(2), k.size(2), device=q.device.type)
+            # an eager block mask evaluates mask_mod at all Tq x Tk pairs (10 GB at 32k tokens on that H200); compiled, it does not
+            _compiled['blocks'] = torch.compile(create_block_mask)
+        fn, blocks = _compiled['flex'], _compiled['blocks']
+    block_mask = blocks(mask_mod, None, None, q.size(2), k.size(2), device=q.device.type)
     return fn(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=scale)
 
 

@@ -187,9 +187,10 @@ def kept(ckpt_path):
 def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
-        if key in cfg and cfg[key] not in allowed and not (key == 'init_from' and os.path.exists(cfg[key])):
+        fine_tune = key == 'init_from' and (os.path.exists(cfg.get(key, '')) or pretrained.is_pretrained(cfg.get(key, '')))
+        if key in cfg and cfg[key] not in allowed and not fine_tune:
             raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(allowed)}"
-                              + (', or an existing checkpoint to fine-tune' if key == 'init_from' else ''))
+                              + (', a checkpoint to fine-tune or a pretrained model' if key == 'init_from' else ''))
     for key in ('max_iters', 'eval_interval', 'eval_iters', 'log_interval', 'batch_size',
                 'gradient_accumulation_steps'):
         if cfg[key] < 1:  # max_iters=0 would save no checkpoint
@@ -430,7 +431,7 @@ def _train(cfg, device, ddp, rank, world):
         dt = time.time() - t0
         if master and iter_num % cfg['log_interval'] == 0:
             log_row(out_dir, log_rows, iter=iter_num, train_loss=lossf, val_loss=None, lr=lr, time=time.time() - t_start)
-            mfu = f", mfu {100 * model.estimate_mfu(cfg['batch_size'] * n_micro, dt):.1f}%" \
+            mfu = f", mfu {100 * model.estimate_mfu(cfg['batch_size'] * n_micro, dt):.1f}% of an A100" \
                 if device_type == 'cuda' else ''
             print(f"iter {iter_num}: loss {lossf:.4f}, lr {lr:.2e}, {dt * 1000:.0f} ms, "
                   f"{tokens_per_iter / dt:,.0f} tok/s{mfu}")

@@ -425,6 +425,21 @@ def test_tiles_through_the_explicit_kernel_equal_a_direct_computation(parts, mon
         assert torch.allclose(out, want, atol=1e-5) and torch.allclose(lse, want_lse, atol=1e-4)
 
 
+@pytest.mark.parametrize('pe', ['rope', 'alibi'])
+def test_lm_infinite_under_bf16_autocast_takes_tiled_near_the_float32_reference(pe):
+    """The tiled route merges the Λ mask's starting tokens into the band's float32 sum; under autocast that part's
+    matmul comes back in bfloat16 (an H200 run of bench.py's eval mode raised in torch.lerp there)."""
+    model = tiny(pe, n_embd=64)
+    idx = torch.randint(3, 64, (2, 80))
+    opts = dict(local=16, n_starting=2, ceiling=16)
+    with torch.no_grad():
+        want = logits(model, idx, impl='plain', **opts)
+        with torch.autocast('cpu', dtype=torch.bfloat16), fastattn.recording() as taken:
+            got = logits(model, idx, **opts)
+    assert 'tiled' in taken, taken
+    assert torch.isfinite(got).all() and (got.float() - want).abs().max() < 0.05 * want.abs().max()
+
+
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')
 
 

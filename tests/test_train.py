@@ -140,8 +140,10 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
 def test_config_errors(tmp_path):
     with pytest.raises(ValueError, match=r"unknown pe='bogus'; choose one of: .*alibi.*rope"):
         train.main(small_cfg(tmp_path, pe='bogus'))
-    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume, auto, or an existing checkpoint"):
+    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume, auto, a checkpoint to fine-tune or a pretrained"):
         train.main(small_cfg(tmp_path, init_from='restart'))
+    for name in ('smollm2', 'HuggingFaceTB/SmolLM2-135M'):  # no path on disk, yet pretrained models to fine-tune
+        train.check_choices(dict(train.DEFAULTS, init_from=name))
     with pytest.raises(FileNotFoundError, match=r'nowhere.*prepare the data first'):
         train.main(small_cfg(tmp_path, data_dir=str(tmp_path / 'nowhere')))
     with pytest.raises(FileNotFoundError, match=r"init_from='resume' but there is no"):
