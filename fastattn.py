@@ -420,12 +420,14 @@ def flex(q, k, v, scale, score_mod, mask_mod, compiled=True):
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     fn, blocks = flex_attention, create_block_mask
     if compiled:
-        if not _compiled:
+        if 'flex' not in _compiled:
             # Each encoding, window rule and autocast state is a graph of its own: past torch's default of 8, compiled
             # calls fall back to eager ones without an error (an H200 run of bench.py's eval mode did so).
-            torch._dynamo.config.cache_size_limit = max(torch._dynamo.config.cache_size_limit, 64)
+            dyn, key = torch._dynamo.config, 'recompile_limit'  # cache_size_limit in older torch
+            key = key if hasattr(dyn, key) else 'cache_size_limit'
+            setattr(dyn, key, max(getattr(dyn, key), 64))
             _compiled['flex'] = torch.compile(flex_attention)
-            # an eager block mask evaluates mask_mod at all Tq x Tk pairs (10 GB at 32k tokens on that H200); compiled, it does not
+            # an eager block mask evaluates mask_mod at all Tq x Tk pairs (10 GB at 32k tokens there); a compiled one not
             _compiled['blocks'] = torch.compile(create_block_mask)
         fn, blocks = _compiled['flex'], _compiled['blocks']
     block_mask = blocks(mask_mod, None, None, q.size(2), k.size(2), device=q.device.type)
