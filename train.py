@@ -187,7 +187,8 @@ def kept(ckpt_path):
 def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
-        fine_tune = key == 'init_from' and (os.path.exists(cfg.get(key, '')) or pretrained.is_pretrained(cfg.get(key, '')))
+        value = cfg.get(key, '')
+        fine_tune = key == 'init_from' and (os.path.exists(value) or pretrained.is_pretrained(value))
         if key in cfg and cfg[key] not in allowed and not fine_tune:
             raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(allowed)}"
                               + (', a checkpoint to fine-tune or a pretrained model' if key == 'init_from' else ''))
