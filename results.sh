@@ -19,6 +19,9 @@ LM=$(for p in $PES; do printf 'out/lm/%s-s[0-9]*,' "$p"; done)
 LM=${LM%,}
 reuse() { [ -f "$1" ] && echo "--reuse=$1" || true; }
 opts() { echo "${1#*:}" | tr : ' '; }  # name:--a=1:--b=2 -> --a=1 --b=2
+taus() {  # Algorithm 1's pick (P_max alignment) per length for run $2 in temperature.py's JSON $1: 2:0.95,4:0.9
+  python -c "import json, sys; r = next(r for r in json.load(open(sys.argv[1]))['results'] if r['ckpt'] == sys.argv[2])
+print(','.join('%g:%g' % (l['mult'], l['tau_pmax']) for l in r['lengths']))" "$1" "$2"; }
 
 if [ "$what" = all ] || [ "$what" = lm ]; then
   # perplexity vs length, thesis 4.3.4 (last-token; 64 segments x their last 64 tokens)
@@ -40,9 +43,6 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
     $EXT --name=rope_finetune $(reuse results/ppl/rope_finetune.json)
   python extrapolate.py --mode=merge --out_dir=results/ppl --name=rope_extension \
     --inputs=results/ppl/rope_pi.json,results/ppl/rope_ntk.json,results/ppl/rope_dynamic.json,results/ppl/rope_yarn.json,results/ppl/rope_finetune.json
-  # chapter 5: T5 at the temperatures Algorithm 1 picks (temperature.py, P_max alignment)
-  python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --temperature=2:0.95,4:0.95,8:0.9 \
-    --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)
 fi
 
 if [ "$what" = all ] || [ "$what" = analysis ]; then
@@ -50,6 +50,10 @@ if [ "$what" = all ] || [ "$what" = analysis ]; then
     --out_dir=results/kernels
   python temperature.py --ckpt=out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/alibi-s0,out/lm/rope-s0,out/lm/rope-ssmax-s0 --lengths=2,4,8 \
     --out_dir=results/attention
+  # chapter 5: T5's perplexity at the temperatures Algorithm 1 picked just above (an assignment: set -e stops on a miss)
+  tau=$(taus results/attention/attention.json t5-s0)
+  python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --temperature=$tau \
+    --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)
   python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
     --length=4 --out_dir=results/erf
   # seeds 1 and 2 of the later methods, for the claims in results/README.md about them (seed 0 is in the files above)
@@ -144,7 +148,8 @@ if [ "$what" = pretrained ]; then
   # 11 temperatures: 75 minutes of one thread), then the perplexity at the temperature it picks
   python temperature.py --ckpt=smollm2 --data_dir=data/pycode-smollm2 --split=train --lengths=2 --n=1 --n_tr=8 \
     --out_dir=results/pretrained --name=smollm2_temperature
-  python extrapolate.py --ckpt=smollm2 --lengths=1,2 --n=1 --last_k=128 --temperature=2:0.9 \
+  tau=$(taus results/pretrained/smollm2_temperature.json smollm2)
+  python extrapolate.py --ckpt=smollm2 --lengths=1,2 --n=1 --last_k=128 --temperature=$tau \
     --out_dir=results/pretrained --name=smollm2_temperature_ppl
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
