@@ -101,6 +101,9 @@ if [ "$what" = pretrained ]; then
     n=smollm2_passkey_depths_n4${v%%:*}
     python passkey.py $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
   done
+  # where between depths 0 and 0.25 of 8k (8,167 and 6,133 tokens back) plain RoPE's reach ends: 4 keys per depth
+  python passkey.py --ckpt=smollm2 --lengths=1 --depths=0.05,0.1,0.15,0.2 --n=4 --out_dir=results/pretrained \
+    --name=smollm2_passkey_reach8k $(reuse results/pretrained/smollm2_passkey_reach8k.json)
   # ... and at 16k (one key per cell: 5 forwards of 5 minutes per variant)
   D="--ckpt=smollm2 --lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
   python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths16k
