@@ -22,6 +22,18 @@ class ConfigError(ValueError):
     """A bad setting; scripts print it as one line."""
 
 
+class Settings(dict):
+    """A script's settings as parse_config gives them: a dict that also knows which keys a config file or the
+    command line set (`given`), so that a setting left unset can keep a checkpoint's value."""
+    given = frozenset()
+
+
+def given(settings, defaults):
+    """The keys a config file or the command line set (--window=0 too, though it equals the default), and any key
+    whose value differs from the default (a caller changed the dict, or built it without parse_config)."""
+    return set(getattr(settings, 'given', ())) | {k for k, v in settings.items() if k not in defaults or v != defaults[k]}
+
+
 def _typed(key, value, default, where):
     if value is None:
         return value
@@ -73,9 +85,10 @@ def _parse_value(text, default):
 
 
 def _comments():
-    """key -> the comment on its line in the defaults of the running script, or of common.py (shared keys)."""
-    notes = {}
-    for path in (sys.argv[0], os.path.join(os.path.dirname(os.path.abspath(__file__)), 'common.py')):
+    """key -> the comment on its line in the defaults of the running script, or of the shared keys (common.py's
+    EVAL_DEVICE, evaluation.py's VARIANT_DEFAULTS)."""
+    notes, here = {}, os.path.dirname(os.path.abspath(__file__))
+    for path in (sys.argv[0], os.path.join(here, 'common.py'), os.path.join(here, 'evaluation.py')):
         try:
             with open(path) as f:
                 for m in re.finditer(r'^\s+(\w+)=.*?#\s*(.*)$', f.read(), re.M):
@@ -92,11 +105,11 @@ def usage(defaults, doc=''):
         f'usage: {os.path.basename(sys.argv[0])} [config_file.py ...] [--key=value ...]; keys and defaults:\n' + keys
 
 
-def parse_config(defaults: dict, argv: list, doc: str = '', other_file_keys=False) -> dict:
-    """Return a new dict: defaults, then config files from argv, then --key=value overrides from argv.
+def parse_config(defaults: dict, argv: list, doc: str = '', other_file_keys=False) -> Settings:
+    """Return new Settings: defaults, then config files from argv, then --key=value overrides from argv.
     other_file_keys=True skips keys of config files that this script does not have (bench.py reads training
     configs), while the command line stays strict."""
-    cfg = dict(defaults)
+    cfg, set_keys = Settings(defaults), set()
     files = [a for a in argv if not a.startswith('-')]
     overrides = [a for a in argv if a.startswith('-')]
     for arg in overrides:
@@ -122,9 +135,12 @@ def parse_config(defaults: dict, argv: list, doc: str = '', other_file_keys=Fals
             if other_file_keys and key not in defaults:
                 continue
             cfg[key] = _checked(key, value, defaults, f"config file '{path}'")
+            set_keys.add(key)
     for arg in overrides:
         key, text = arg[2:].split('=', 1)
         cfg[key] = _checked(key, _parse_value(text, defaults.get(key)), defaults, arg)
+        set_keys.add(key)
+    cfg.given = frozenset(set_keys)
     return cfg
 
 

@@ -26,17 +26,17 @@ import itertools
 import json
 import math
 import os
-import time
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-import pretrained
-from common import (EVAL_DEVICE, STREAM_ROWS, VARIANT_DEFAULTS, Meter, data_of, draw_ends, ex_len, last_positions,
-                    load_runs, load_split, md_table, plt, position_buckets, read_json, stream_chunks, stream_losses,
-                    stream_refusal, variants, windows, write_outputs)
+from common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, write_outputs
+from corpus import draw_ends, load_split
+from evaluation import (ex_len, extension, last_token_losses, nonoverlap_losses, segment_losses, sliding_losses,
+                        VARIANT_DEFAULTS, variants)
+from loading import data_of, kind, load_runs, PRETRAINED, run_folder
 from config import ConfigError, run
+from streaming import stream, stream_reuse
 
 DEFAULTS = dict(
     mode='ppl',                 # ppl: perplexity vs length | position: loss at each position vs windowed@L_tr |
@@ -55,9 +55,9 @@ DEFAULTS = dict(
     offset=0,                   # nonoverlap/sliding: start of the scored span in the split
     stride=0,                   # sliding: tokens between windows (0: L_tr)
     tokens=1000000,             # stream: targets scored, the split's documents joined, then train beyond it
-    cache_window=0,             # stream: W, the last tokens each token sees besides the n_starting first (0: L_tr)
+    cache_window=None,          # stream: the last tokens each token sees besides the n_starting first (None: L_tr)
     chunk=256,                  # stream: tokens per forward pass through the bounded cache
-    stream_rows=['sinks', 'no_sinks', 'windows'],  # stream: S = n_starting | S = 0 | windows of W from scratch
+    stream_rows=['sinks', 'no_sinks', 'windows'],  # stream: S = n_starting | S = 0 | windows of cache_window from scratch
     reuse='',                   # ppl: a previous JSON with the same settings; its rows (run, variant, length) are kept,
                                 # and those of runs that ckpt names but whose folders are gone
     smooth=0,                   # position: moving-average width of the plot (0: L_tr / 8)
@@ -75,76 +75,6 @@ DEFAULTS = dict(
 MODES = ('ppl', 'position', 'merge')
 PROTOCOLS = ('last_token', 'nonoverlap', 'sliding', 'stream')
 STYLES = ['-', '--', ':', '-.']  # line style per attention variant; colour per run or group
-
-
-# ------------------------------------------------------------------ the three protocols: per-token losses
-
-@torch.inference_mode()
-def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
-    """Thesis 4.3.4 / Fig. 4.3: the loss of token e given exactly the L tokens before it (input tokens[e-L:e]). With
-    the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
-    the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. -> [len(ends) * last_k]."""
-    ends = np.asarray(ends)
-    B = max(1, batch_tokens // L)
-    out = []
-    for i in range(0, len(ends), B):
-        x, y = windows(tokens, ends[i:i + B] - L, L)
-        if last_k == 1:
-            logits, _ = model(x)  # the last position only
-            out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
-        else:
-            out.append(last_losses(model, x, y, last_k))
-    return torch.cat(out).double().numpy()
-
-
-def last_losses(model, x, y, k):
-    """Per-token losses of the last k targets of each row, flattened; only those positions reach the head."""
-    with last_positions(model, k) as cut:
-        return model(x, targets=y[:, -k:] if cut else y, reduction='none')[1][:, -k:].reshape(-1)
-
-
-@torch.inference_mode()
-def segment_losses(model, tokens, starts, L, batch_tokens=16384):
-    """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch."""
-    starts = np.asarray(starts)
-    B = max(1, batch_tokens // L)
-    out = [model(*windows(tokens, starts[i:i + B], L), reduction='none')[1].double() for i in range(0, len(starts), B)]
-    return torch.cat(out).numpy() if out else np.zeros((0, L))
-
-
-def nonoverlap_losses(model, tokens, start, n_tokens, L, batch_tokens=16384):
-    """Table 3.3 protocol: the n_tokens targets after `start` cut into segments of L, each scored from scratch; every
-    token counts, but the first ones of each segment have little context (the thesis' 'early token curse', 4.3.4)."""
-    return segment_losses(model, tokens, start + L * np.arange(n_tokens // L), L, batch_tokens).reshape(-1)
-
-
-@torch.inference_mode()
-def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384):
-    """Windows of L tokens every `stride` tokens over the targets tokens[start+1 : start+n_tokens+1]; a window scores
-    only the targets no earlier one scored, so each target counts once and, after the first window, with at least
-    L - stride tokens of context. A last window ends at the end of the span."""
-    if not 1 <= stride <= L:
-        raise ConfigError(f"stride={stride} is outside 1..L_ex={L}")
-    if n_tokens < L:
-        raise ConfigError(f"span of {n_tokens} tokens is shorter than L_ex={L}")
-    ws = list(range(start, start + n_tokens - L + 1, stride))
-    if ws[-1] + L < start + n_tokens:
-        ws.append(start + n_tokens - L)
-    new = [L] + [b - a for a, b in zip(ws, ws[1:])]  # targets a window adds beyond the previous window's end
-    B = max(1, batch_tokens // L)
-    out = []
-    for i in range(0, len(ws), B):
-        _, loss = model(*windows(tokens, ws[i:i + B], L), reduction='none')
-        out += [row[L - k:].double() for row, k in zip(loss, new[i:i + B])]
-    return torch.cat(out).numpy()
-
-
-def fmt_ppl(p, like=None):
-    """A perplexity with about four significant digits; `like` formats a spread with the decimals of its mean."""
-    if p is None or not math.isfinite(p):
-        return 'n/a'
-    q = p if like is None else like
-    return format(p, '.3f' if q < 10 else '.2f' if q < 100 else '.4g' if q < 1e6 else '.2e')
 
 
 # ------------------------------------------------------------------ ppl: perplexity vs length, runs and seed groups
@@ -201,11 +131,6 @@ def group_summary(groups, specs, lengths, rows):
     return out
 
 
-def run_label(cfg):
-    """What a run's name gains from evaluation-time overrides: rope-s0+yarn4."""
-    return f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if cfg['rope_scaling'] else ''
-
-
 def read_ppl_json(path, key):
     """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing key)."""
     try:
@@ -222,11 +147,6 @@ def read_ppl_json(path, key):
     return data
 
 
-def run_folder(pattern):
-    """'out/lm/rope-s*' or 'out/lm/rope-s*/ckpt.pt' -> ('out/lm', 'rope-s*')."""
-    return os.path.split(os.path.dirname(pattern) if pattern.endswith('.pt') else os.path.normpath(pattern))
-
-
 def pattern_rank(patterns, label):
     """Run name -> the index of the first ckpt pattern that names it: table rows follow the order of ckpt."""
     stems = [run_folder(p)[1] + label for p in patterns]
@@ -240,7 +160,7 @@ class Reuse:
     apart: score_runs asks `row` before it scores, ppl adds `kept` and checks that nothing is missing."""
 
     def __init__(self, cfg):
-        self.path, self.label = cfg['reuse'], run_label(cfg)
+        self.path, self.label = cfg['reuse'], extension(cfg)[0]
         self.data, self.rows, self.kept = {}, {}, []
         if not self.path:
             return
@@ -256,7 +176,7 @@ class Reuse:
         results, label, left = self.data['results'], self.label, []
         names = dict.fromkeys(r['ckpt'] for r in results if r['ckpt'].endswith(label))
         for p in patterns:
-            if pretrained.is_pretrained(p):  # loaded, never trained here: its rows are scored or taken by row()
+            if kind(p) in PRETRAINED:  # loaded, never trained here: its rows are scored or taken by row()
                 left.append(p)
                 continue
             parent, stem = run_folder(p)
@@ -320,7 +240,7 @@ def ppl(cfg, runs, split, specs, out_dir, reuse):
     """runs are scored (or taken from the reuse file), next to its rows of runs whose checkpoints are not here."""
     lengths = cfg['lengths']
     kept = [k for k in reuse.kept if k['variant'] in dict(specs) and k['mult'] in lengths]
-    rank = pattern_rank(cfg['ckpt'], run_label(cfg))
+    rank = pattern_rank(cfg['ckpt'], extension(cfg)[0])
     found = [(r.name, r.group, r.L_tr) for r in runs] + list(dict.fromkeys((k['ckpt'], k['group'], k['L_tr']) for k in kept))
     groups, L_tr = {}, {}
     for name, group, L in sorted(found, key=lambda f: (rank(f[0]), f[0])):
@@ -488,110 +408,6 @@ def position(cfg, runs, split, specs, out_dir):
     return out
 
 
-# ------------------------------------------------------------------ stream: one long text through a bounded cache
-
-def stream_row(cfg, r, parts, row, edges):
-    """One run and row of protocol=stream (LM-Infinite Fig. 1, StreamingLLM Fig. 3): the stream scored through the
-    bounded cache (or in windows of W from scratch); mean loss, seconds per position bucket, peak RSS."""
-    W = cfg['cache_window'] or r.L_tr
-    S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
-    label = f'windows of {W} from scratch' if fresh else f'S={S}, W={W}'
-    loss, secs, at, shown = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0, 0
-    chunks = stream_chunks(parts, cfg['tokens'], W if fresh else cfg['chunk'])
-    with Meter() as meter:
-        t, cpu = time.perf_counter(), time.process_time()
-        for losses in stream_losses(r.model, chunks, W, S, fresh):
-            bucket, now = np.searchsorted(edges, np.arange(at, at + len(losses)), 'right') - 1, time.perf_counter()
-            np.add.at(loss, bucket, losses)
-            np.add.at(secs, bucket, (now - t) / len(losses))
-            at, t = at + len(losses), now
-            if at >= edges[shown + 1]:  # progress: a line when a position bucket is finished
-                shown = int(np.searchsorted(edges, at, 'right')) - 1
-                print(f"  {r.name} {label}: {at:,} tokens, perplexity so far {math.exp(loss.sum() / at):.3f}, "
-                      f"{at / (now - meter.t0):,.0f} tokens/s", flush=True)
-    cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
-    mean, n = loss.sum() / at, np.diff(edges)
-    out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=W,
-               chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean), ppl_by_bucket=np.exp(loss / n).tolist(),
-               tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu, tokens_per_s_by_bucket=(n / secs).tolist(),
-               memory_method=meter.method, **meter.record())
-    print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out['ppl']):>8} over {at} tokens, last bucket "
-          f"{fmt_ppl(out['ppl_by_bucket'][-1])}, {out['tokens_per_s']:,.0f} tokens/s ({at / cpu:,.0f} per CPU s), "
-          f"peak RSS {meter.peak_mb:.0f} MB", flush=True)
-    return out
-
-
-def stream_reuse(cfg):
-    """--reuse for protocol=stream -> (the previous stream JSON or None, the ckpt patterns still to load): a run whose
-    folder is not on this machine keeps its rows, so the table grows by the runs trained here."""
-    if not cfg['reuse']:
-        return None, cfg['ckpt']
-    old = read_json(cfg['reuse'], 'reuse')
-    if not isinstance(old, dict) or old.get('protocol') != 'stream' or not all(
-            isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in old.get('results', [None])):
-        raise ConfigError(f"reuse: {cfg['reuse']} is not a stream JSON of extrapolate.py (protocol=stream, rows with "
-                          f"ckpt, row, iters)")
-    names, left = {o['ckpt'] for o in old['results']}, []
-    for p in cfg['ckpt']:
-        if not glob.glob(p) and not pretrained.is_pretrained(p) and run_folder(p)[1] + run_label(cfg) in names:
-            print(f"note: {p} is not here: its rows are kept from {cfg['reuse']}")
-        else:
-            left.append(p)
-    return old, left
-
-
-def stream(cfg, runs, old=None):
-    """protocol=stream: every run over one stream of cfg['tokens'] targets, one row per stream_rows entry."""
-    if set(cfg['stream_rows']) - set(STREAM_ROWS) or not cfg['stream_rows']:
-        raise ConfigError(f"stream_rows={','.join(cfg['stream_rows'])}; allowed: {', '.join(STREAM_ROWS)}")
-    for r in runs:
-        if why := stream_refusal(r.model):
-            raise ConfigError(f"{r.name}: {why}")
-    folder = data_of(runs, cfg['data_dir'])
-    parts = [load_split(folder, cfg['split']).tokens]
-    if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train
-        parts.append(load_split(folder, 'train').tokens)
-    edges = position_buckets(cfg['tokens'])
-    settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'], cache_window=cfg['cache_window'])
-    if old and old.get('settings') != settings:
-        raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
-    names = {r.name: r for r in runs}
-    # rows of the reuse file are kept for runs not named here and taken for those at the same training iteration
-    done = {(o['ckpt'], o['row']): o for o in (old or {}).get('results', [])
-            if o['ckpt'] not in names or o['iters'] == names[o['ckpt']].iters}
-    rows = [o for (name, _), o in done.items() if name not in names]
-    for r, row in itertools.product(runs, cfg['stream_rows']):
-        if (r.name, row) in done:
-            print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
-        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges))
-    ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
-    md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
-          f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "
-          f"cache-relative KV cache, or windows of W scored from scratch; tokens per second (wall clock, and per CPU "
-          f"second of the process) and peak RSS of the whole stream.\n\n"
-          + md_table(['model', 'attention'] + ends + ['all', 'tokens/s', 'tokens/CPU s', 'peak RSS'],
-                     [[o['ckpt'], o['label']] + [fmt_ppl(p) for p in o['ppl_by_bucket']]
-                      + [fmt_ppl(o['ppl']), f"{o['tokens_per_s']:,.0f}", f"{o['tokens_per_cpu_s']:,.0f}",
-                         f"{o['peak_rss_mb']:.0f} MB"] for o in rows]))
-    print('\n' + md)
-    fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])
-    ckpts = list(dict.fromkeys(o['ckpt'] for o in rows))
-    for o in rows:
-        style = dict(color=f'C{ckpts.index(o["ckpt"]) % 10}', ls=STYLES[STREAM_ROWS.index(o['row'])], marker='o', ms=3)
-        ax.plot(edges[1:], o['ppl_by_bucket'], label=f"{o['ckpt']} {o['label']}", **style)
-        tax.plot(edges[1:], o['tokens_per_s_by_bucket'], **style)
-    ax.set(xscale='log', yscale='log', ylabel='perplexity in the bucket')
-    ax.set_title(f"one stream of {cfg['tokens']} tokens through a bounded cache", fontsize=10)
-    tax.set(xlabel='stream position (bucket end)', ylabel='tokens/s')
-    for a in (ax, tax):
-        a.grid(alpha=0.3, which='both')
-    ax.legend(fontsize=6, ncol=2)
-    fig.tight_layout()
-    data = dict(protocol='stream', settings=settings, bucket_edges=edges.tolist(), results=rows)
-    write_outputs(cfg['out_dir'] or os.path.join('results', 'stream'), cfg['name'] or 'stream', data, md, fig)
-    return data
-
-
 def main(cfg):
     """Evaluate every checkpoint in cfg['mode']; returns ppl's {results, groups} or position's list of curves."""
     mode = cfg['mode']
@@ -602,9 +418,12 @@ def main(cfg):
     if mode == 'ppl' and not cfg['lengths']:
         raise ConfigError("lengths is empty; give multiples of L_tr, e.g. --lengths=1,2,4,8,16")
     for key, low in dict(last_k=1, max_tokens=1, batch_tokens=1, n=0, offset=0, stride=0, smooth=0, threads=0, tokens=1,
-                         cache_window=0, chunk=1, n_starting=0).items():
+                         chunk=1, n_starting=0).items():
         if cfg[key] < low:
             raise ConfigError(f"{key}={cfg[key]} must be an integer >= {low}")
+    if cfg['cache_window'] is not None and cfg['cache_window'] < 1:  # 0 keeps every token in sample.py: no stream
+        raise ConfigError(f"cache_window={cfg['cache_window']}: the stream needs a bounded cache of >= 1 tokens "
+                          f"(unset: each model's L_tr)")
     if mode == 'merge':
         return merge(cfg)
     cfg = dict(cfg, n=cfg['n'] or (1000 if mode == 'ppl' else 100))
@@ -612,15 +431,15 @@ def main(cfg):
         torch.set_num_threads(cfg['threads'])
     # position compares every variant with windowed@L_tr, so that one is always there
     specs = variants(cfg if mode == 'ppl' else dict(cfg, windowed=True))
-    extend = dict(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale']) if cfg['rope_scaling'] else {}
+    label, extend = extension(cfg)
     if cfg['protocol'] == 'stream' and mode == 'ppl':
         old, patterns = stream_reuse(cfg)
-        runs = load_runs(patterns, label=run_label(cfg), regular_impl=cfg['regular_impl'], device=cfg['device'],
+        runs = load_runs(patterns, label=label, regular_impl=cfg['regular_impl'], device=cfg['device'],
                          dtype=cfg['dtype'], **extend)
         return stream(cfg, runs, old)
     reuse = Reuse(cfg if mode == 'ppl' else dict(cfg, reuse=''))
     patterns = reuse.patterns(cfg['ckpt'])
-    runs = load_runs(patterns, label=run_label(cfg), empty_ok=bool(reuse.kept), regular_impl=cfg['regular_impl'],
+    runs = load_runs(patterns, label=label, empty_ok=bool(reuse.kept), regular_impl=cfg['regular_impl'],
                      device=cfg['device'], dtype=cfg['dtype'], **extend) if patterns or not reuse.kept else []
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split']) if runs else None
     out_dir = cfg['out_dir'] or os.path.join('results', mode)

@@ -15,8 +15,9 @@ per depth, at the distances that depth can see. Writes <out_dir>/<name>.json, .m
 import numpy as np
 import torch
 
-import pretrained
-from common import check_memory, ex_len, load_runs, md_table, plt, write_outputs
+from common import check_memory, md_table, plt, write_outputs
+from evaluation import ex_len
+from loading import kind, load_runs, PRETRAINED
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -202,7 +203,7 @@ def figures(measured):
 
 def main(cfg):
     """Tabulate and plot every checkpoint's kernels; returns one dict per checkpoint that has any."""
-    named = [p for p in cfg['ckpt'] if pretrained.is_pretrained(p)]
+    named = [p for p in cfg['ckpt'] if kind(p) in PRETRAINED]
     if named:  # refused before minutes of converting: RoPE and learned positions have no distance kernel to tabulate
         raise ConfigError(f"{', '.join(named)}: pretrained models (RoPE or learned positions) have no bias or weight "
                           f"kernel; kernels.py needs an encoding with one (alibi, kerple_*, t5, sandwich, fire)")

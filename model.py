@@ -133,14 +133,14 @@ Positions = namedtuple('Positions', 'idx rel abs')
 class PositionalEncoding(nn.Module):
     kinds = ()
 
-    def __init__(self, cfg):
+    def __init__(self, config):
         super().__init__()
-        self.cfg = cfg
+        self.config = config
 
     def positions(self, idx, start, state, cached=False):
         B, T = idx.shape
         i = torch.arange(start, start + T, device=idx.device)
-        L = self.cfg.randomized_positions
+        L = self.config.randomized_positions
         if L and not cached:
             if T > L:
                 raise ValueError(f"an input of {T} tokens does not fit randomized_positions={L}: positions are drawn "
@@ -183,9 +183,9 @@ class Learned(PositionalEncoding):
     """GPT-2's learned absolute embeddings: one vector per position up to block_size."""
     kinds = ('absolute',)
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.wpe = nn.Embedding(max(cfg.block_size, cfg.randomized_positions), cfg.n_embd)
+    def __init__(self, config):
+        super().__init__(config)
+        self.wpe = nn.Embedding(max(config.block_size, config.randomized_positions), config.n_embd)
 
     def embed(self, pos):
         top = int(pos.abs.max())
@@ -206,7 +206,7 @@ class Sinusoidal(PositionalEncoding):
     kinds = ('absolute',)
 
     def embed(self, pos):
-        return sinusoid(pos.abs, self.cfg.n_embd)
+        return sinusoid(pos.abs, self.config.n_embd)
 
 
 class RoPE(PositionalEncoding):
@@ -216,20 +216,20 @@ class RoPE(PositionalEncoding):
     interpolate only the pairs of long wavelength (yarn also sharpens the logits, Peng et al.)."""
     kinds = ('rotary',)
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.dim = cfg.rotary_dim or cfg.head_size  # frequencies over the rotated dims only (GPT-NeoX's rotary_pct)
+    def __init__(self, config):
+        super().__init__(config)
+        self.dim = config.rotary_dim or config.head_size  # frequencies over the rotated dims only (GPT-NeoX's rotary_pct)
         if self.dim % 2:
-            raise ValueError(f"pe={cfg.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
-        inv, self.mscale = rope_scaling.frequencies(cfg, self.dim)
+            raise ValueError(f"pe={config.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
+        inv, self.mscale = rope_scaling.frequencies(config, self.dim)
         self.register_buffer('inv_freq', inv, persistent=False)
 
     def positions(self, idx, start, state, cached=False):
         pos, state = super().positions(idx, start, state, cached)
-        if self.cfg.rope_scaling == 'dynamic':
+        if self.config.rope_scaling == 'dynamic':
             # the base follows this input's last position, as transformers' does; decoding with a KV cache, each new
             # token gets the base of its own length and the cached keys keep the rotation they were stored with
-            self.inv_freq = rope_scaling.frequencies(self.cfg, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
+            self.inv_freq = rope_scaling.frequencies(self.config, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
         return pos, state
 
     def rotate(self, x, rel, key=False, scale=True):
@@ -246,13 +246,13 @@ class XPos(RoPE):
     zeta_i = (2i/D + 0.4) / 1.4, so q.k gains zeta_i^((m-n)/B). Positions are not re-centred: in float32 that holds
     to about 36k tokens with B = 512."""
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        hd = cfg.head_size
+    def __init__(self, config):
+        super().__init__(config)
+        hd = config.head_size
         self.register_buffer('zeta', (torch.arange(0, hd, 2).float() / hd + 0.4) / 1.4, persistent=False)
 
     def rotate(self, x, rel, key=False, scale=True):
-        power = rel[:, None, :, None].float() / self.cfg.xpos_scale_base
+        power = rel[:, None, :, None].float() / self.config.xpos_scale_base
         decay = self.zeta ** (-power if key else power)            # [b,1,T,D/2]
         return super().rotate(x, rel, scale=scale) * torch.cat([decay, decay], -1).to(x.dtype)
 
@@ -269,12 +269,12 @@ def alibi_slopes(n_head):
 class ALiBi(PositionalEncoding):
     kinds = ('bias', 'linear')
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        if cfg.alibi_equal_h >= 0:      # thesis 4.4.2: the same h for every head
-            slopes = torch.full((cfg.n_head,), 2.0 ** -cfg.alibi_equal_h)
+    def __init__(self, config):
+        super().__init__(config)
+        if config.alibi_equal_h >= 0:      # thesis 4.4.2: the same h for every head
+            slopes = torch.full((config.n_head,), 2.0 ** -config.alibi_equal_h)
         else:                           # thesis 4.4.1: slope 2^-h becomes 2^-(h+Δ)
-            slopes = alibi_slopes(cfg.n_head) * 2.0 ** -cfg.alibi_shift
+            slopes = alibi_slopes(config.n_head) * 2.0 ** -config.alibi_shift
         self.register_buffer('slopes', slopes, persistent=False)
 
     def bias(self, layer, d, m=None):
@@ -292,11 +292,11 @@ class T5Bias(PositionalEncoding):
     kinds = ('bias',)
     n_buckets, max_distance = 32, 128
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        std = math.sqrt(2.0 / (self.n_buckets + cfg.n_head))  # xavier_normal_ of NeoX's [32, H] weight
-        self.table = nn.Parameter(torch.randn(cfg.n_head, self.n_buckets) * std)
-        self.scale = math.sqrt(cfg.head_size)
+    def __init__(self, config):
+        super().__init__(config)
+        std = math.sqrt(2.0 / (self.n_buckets + config.n_head))  # xavier_normal_ of NeoX's [32, H] weight
+        self.table = nn.Parameter(torch.randn(config.n_head, self.n_buckets) * std)
+        self.scale = math.sqrt(config.head_size)
 
     @classmethod
     def bucket(cls, d):
@@ -316,11 +316,11 @@ class Kernel(PositionalEncoding):
     kinds = ('bias',)
     ranges = {}  # name -> (init_lo, init_hi, min, max)
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        sets = cfg.n_layer if cfg.kernel_per_layer else 1
+    def __init__(self, config):
+        super().__init__(config)
+        sets = config.n_layer if config.kernel_per_layer else 1
         for name, (lo, hi, _, _) in self.ranges.items():
-            self.register_parameter(name, nn.Parameter(lo + (hi - lo) * torch.rand(sets, cfg.n_head)))
+            self.register_parameter(name, nn.Parameter(lo + (hi - lo) * torch.rand(sets, config.n_head)))
 
     def r(self, name, layer):
         p = getattr(self, name)
@@ -405,12 +405,12 @@ class Sandwich(PositionalEncoding):
     """Eq. 4.6: (p_m . p_n - d_bar/2) / h with p the d_bar-dim sinusoid; p_m . p_n = sum_i cos((m-n)/base^(2i/d_bar))."""
     kinds = ('bias',)
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.register_buffer('h', sandwich_ratios(cfg.n_head), persistent=False)
+    def __init__(self, config):
+        super().__init__(config)
+        self.register_buffer('h', sandwich_ratios(config.n_head), persistent=False)
 
     def bias(self, layer, d, m=None):
-        dbar = self.cfg.sandwich_dbar
+        dbar = self.config.sandwich_dbar
         inv = 10000.0 ** (-torch.arange(0, dbar, 2, device=d.device, dtype=torch.float32) / dbar)
         dot = torch.cos(d[:, None] * inv).sum(-1)  # [n]
         return (dot - dbar / 2) / self.h[:, None]
@@ -428,11 +428,11 @@ class BiPE(PositionalEncoding):
     the embeddings, and a relative encoding (RoPE or ALiBi) of the segment index. A separator token ends
     its segment, so the token after it starts a new one."""
 
-    def __init__(self, cfg, inner):
-        super().__init__(cfg)
-        self.inner = inner(cfg)
+    def __init__(self, config, inner):
+        super().__init__(config)
+        self.inner = inner(config)
         self.kinds = ('absolute',) + self.inner.kinds
-        self.register_buffer('sep', torch.tensor(cfg.bipe_sep_ids, dtype=torch.long), persistent=False)
+        self.register_buffer('sep', torch.tensor(config.bipe_sep_ids, dtype=torch.long), persistent=False)
 
     def positions(self, idx, start, state, cached=False):
         B, T = idx.shape
@@ -447,7 +447,7 @@ class BiPE(PositionalEncoding):
         return Positions(i, seg, i - first), (seg[:, -1], first[:, -1], is_sep[:, -1])
 
     def embed(self, pos):
-        return sinusoid(pos.abs, self.cfg.n_embd)
+        return sinusoid(pos.abs, self.config.n_embd)
 
     def rotate(self, x, rel, key=False, scale=True):
         return self.inner.rotate(x, rel, key, scale)
@@ -464,16 +464,16 @@ class Regular(PositionalEncoding):
     i in 0..C-1 with a learnable per-head bias r_i; every other key is masked out (-inf)."""
     kinds = ('bias', 'mask')
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.r = nn.Parameter(torch.zeros(cfg.thickness, cfg.n_head, cfg.chunk_size))
+    def __init__(self, config):
+        super().__init__(config)
+        self.r = nn.Parameter(torch.zeros(config.thickness, config.n_head, config.chunk_size))
 
     def bias(self, layer, d, m=None):
         # `layer` is the depth l; the parameters belong to the shared layer l % K
-        C, step = self.cfg.chunk_size, self.cfg.chunk_size ** (layer // self.cfg.thickness)
+        C, step = self.config.chunk_size, self.config.chunk_size ** (layer // self.config.thickness)
         i = (d / step).long()
         ok = (d.long() % step == 0) & (i < C)
-        r = self.r[layer % self.cfg.thickness][:, i.clamp(max=C - 1)]
+        r = self.r[layer % self.config.thickness][:, i.clamp(max=C - 1)]
         return torch.where(ok, r, float('-inf'))
 
 
@@ -485,13 +485,13 @@ class FIRE(PositionalEncoding):
     kinds = ('bias', 'query')
     eps = 1e-6  # added to psi(max(L, m)), as in the paper's code
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, cfg.fire_hidden), nn.ReLU(), nn.Linear(cfg.fire_hidden, cfg.n_head))
-                                for _ in range(cfg.n_layer)])
-        self.c = nn.Parameter(torch.full((cfg.n_layer,), 0.1))
-        self.L_mult = nn.Parameter(torch.ones(cfg.n_layer))
-        self.register_buffer('L0', torch.tensor(float(cfg.block_size)))  # saved: a fine-tune at a longer length keeps it
+    def __init__(self, config):
+        super().__init__(config)
+        self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, config.fire_hidden), nn.ReLU(), nn.Linear(config.fire_hidden, config.n_head))
+                                for _ in range(config.n_layer)])
+        self.c = nn.Parameter(torch.full((config.n_layer,), 0.1))
+        self.L_mult = nn.Parameter(torch.ones(config.n_layer))
+        self.register_buffer('L0', torch.tensor(float(config.block_size)))  # saved: a fine-tune at a longer length keeps it
 
     def inputs(self, layer, d, m):
         """f's input: psi(d) / psi(max(L, m)) for distances d and query positions m (broadcastable)."""
@@ -511,9 +511,9 @@ class FoX(PositionalEncoding):
     F the running sum of log f: an ALiBi whose slope is learned per token. With constant gates it is ALiBi."""
     kinds = ('potential',)
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.gate = nn.ModuleList([nn.Linear(cfg.n_embd, cfg.n_head) for _ in range(cfg.n_layer)])
+    def __init__(self, config):
+        super().__init__(config)
+        self.gate = nn.ModuleList([nn.Linear(config.n_embd, config.n_head) for _ in range(config.n_layer)])
 
     def potential(self, layer, x, last=None):
         pot = -F.logsigmoid(self.gate[layer](x)).transpose(1, 2).float().cumsum(-1)  # -F, [B, H, T]
@@ -526,17 +526,17 @@ class CoPE(PositionalEncoding):
     table per layer (shared by the heads) read between floor(p) and ceil(p); p is clamped below cope_max_pos."""
     kinds = ('content',)
 
-    def __init__(self, cfg):
-        super().__init__(cfg)
-        self.e = nn.Parameter(torch.zeros(cfg.n_layer, cfg.head_size, cfg.cope_max_pos))
+    def __init__(self, config):
+        super().__init__(config)
+        self.e = nn.Parameter(torch.zeros(config.n_layer, config.head_size, config.cope_max_pos))
 
     def content(self, layer, q, logits):
         g = torch.sigmoid(logits)                                                  # masked keys (-inf) count 0
-        p = (g.sum(-1, keepdim=True) - g.cumsum(-1) + g).clamp(0, self.cfg.cope_max_pos - 1)  # sum over t >= n
+        p = (g.sum(-1, keepdim=True) - g.cumsum(-1) + g).clamp(0, self.config.cope_max_pos - 1)  # sum over t >= n
         z = (q @ self.e[layer].to(q.dtype)).float()                                # q_m . e[i] for every integer i
         lo = p.detach().floor()
         z_lo = z.gather(-1, lo.long())
-        z_hi = z.gather(-1, (lo.long() + 1).clamp(max=self.cfg.cope_max_pos - 1))
+        z_hi = z.gather(-1, (lo.long() + 1).clamp(max=self.config.cope_max_pos - 1))
         return z_lo + (z_hi - z_lo) * (p - lo)
 
 
@@ -602,14 +602,14 @@ class AttnCall:
 
 
 class KVCache:
-    """Past keys and values for incremental decoding. With `local` > 0 it keeps only the first n_starting tokens and
-    the last `local` ones (constant memory): thesis 4.9.2's sliding cache or LM-Infinite's Λ-shaped one, masked to
-    match. relative=True (streaming; StreamingLLM 3.2): keys are cached unrotated and rotated by their slot, so
+    """Past keys and values for incremental decoding. With cache_window > 0 it keeps only the first n_starting tokens
+    and the last cache_window ones (constant memory): thesis 4.9.2's sliding cache or LM-Infinite's Λ-shaped one,
+    masked to match. relative=True (streaming; StreamingLLM 3.2): keys are cached unrotated and rotated by their slot, so
     positions stay small in any stream while token indices (masks) count on; slots shrink the distances to the
-    starting tokens, so pair it with ceiling=local (LM-Infinite), where those are all `local` anyway."""
+    starting tokens, so pair it with ceiling=cache_window (LM-Infinite), where those are all that far anyway."""
 
-    def __init__(self, local=0, n_starting=0, relative=False):
-        self.local, self.n_starting, self.relative = local, n_starting, relative
+    def __init__(self, cache_window=0, n_starting=0, relative=False):
+        self.cache_window, self.n_starting, self.relative = cache_window, n_starting, relative
         self.k, self.v, self.pot = {}, {}, {}
         self.idx = self.rel = None   # token index [Tk] and relative position [b,Tk] of every cached key
         self.next, self.pe_state = 0, None
@@ -633,9 +633,9 @@ class KVCache:
 
     def trim(self):
         n = self.idx.numel()
-        if self.local <= 0 or n <= self.n_starting + self.local:
+        if self.cache_window <= 0 or n <= self.n_starting + self.cache_window:
             return
-        keep = torch.cat([torch.arange(self.n_starting), torch.arange(n - self.local, n)]).to(self.idx.device)
+        keep = torch.cat([torch.arange(self.n_starting), torch.arange(n - self.cache_window, n)]).to(self.idx.device)
         self.idx, self.rel = self.idx[keep], self.rel[:, :keep.numel()] if self.relative else self.rel[:, keep]
         for layer in self.k:
             self.k[layer], self.v[layer] = self.k[layer][:, :, keep], self.v[layer][:, :, keep]
@@ -704,16 +704,16 @@ def attention_reference(q, k, v, pe, call, o, dropout=0.0):
 
 class CausalSelfAttention(nn.Module):
 
-    def __init__(self, cfg, opts):
+    def __init__(self, config, opts):
         super().__init__()
-        self.n_head, self.n_kv, self.hd = cfg.n_head, cfg.n_kv_head or cfg.n_head, cfg.head_size
-        self.c_attn = nn.Linear(cfg.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=cfg.bias or cfg.qkv_bias)
-        self.c_proj = nn.Linear(self.n_head * self.hd, cfg.n_embd, bias=cfg.bias)
-        self.resid_dropout = nn.Dropout(cfg.dropout)
-        self.dropout, self.window, self.flex = cfg.dropout, cfg.window, cfg.flex
+        self.n_head, self.n_kv, self.hd = config.n_head, config.n_kv_head or config.n_head, config.head_size
+        self.c_attn = nn.Linear(config.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=config.bias or config.qkv_bias)
+        self.c_proj = nn.Linear(self.n_head * self.hd, config.n_embd, bias=config.bias)
+        self.resid_dropout = nn.Dropout(config.dropout)
+        self.dropout, self.window, self.flex = config.dropout, config.window, config.flex
         self.opts = opts
         # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
-        self.ssmax = nn.Parameter(torch.full((cfg.n_head,), 1 / math.log(max(cfg.block_size, 2)))) if cfg.ssmax else None
+        self.ssmax = nn.Parameter(torch.full((config.n_head,), 1 / math.log(max(config.block_size, 2)))) if config.ssmax else None
 
     def forward(self, x, pe, layer, pos, cache=None):
         B, T, C = x.shape
@@ -732,8 +732,8 @@ class CausalSelfAttention(nn.Module):
             k, v, call.kpot = cache.add(layer, k, v, call.qpot)
             call.ki, call.krel = cache.idx, cache.rel
             k = pe.rotate(k, cache.rel, key=True) if relative else k
-            if cache.local > 0:
-                call.windows.append((cache.n_starting, cache.local))
+            if cache.cache_window > 0:
+                call.windows.append((cache.n_starting, cache.cache_window))
         if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
             q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0
@@ -744,12 +744,12 @@ class CausalSelfAttention(nn.Module):
 
 class MLP(nn.Module):
 
-    def __init__(self, cfg):
+    def __init__(self, config):
         super().__init__()
-        hidden, self.kind = cfg.mlp_hidden or 4 * cfg.n_embd, cfg.mlp
-        self.c_fc = nn.Linear(cfg.n_embd, 2 * hidden if cfg.mlp == 'swiglu' else hidden, bias=cfg.bias)  # swiglu: gate, up
-        self.c_proj = nn.Linear(hidden, cfg.n_embd, bias=cfg.bias)
-        self.dropout = nn.Dropout(cfg.dropout)
+        hidden, self.kind = config.mlp_hidden or 4 * config.n_embd, config.mlp
+        self.c_fc = nn.Linear(config.n_embd, 2 * hidden if config.mlp == 'swiglu' else hidden, bias=config.bias)  # swiglu: gate, up
+        self.c_proj = nn.Linear(hidden, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
         h = self.c_fc(x)
@@ -761,20 +761,20 @@ class MLP(nn.Module):
         return self.dropout(self.c_proj(h))
 
 
-def norm(cfg):
-    return nn.RMSNorm(cfg.n_embd, eps=cfg.norm_eps) if cfg.norm == 'rmsnorm' else \
-        nn.LayerNorm(cfg.n_embd, eps=cfg.norm_eps, bias=cfg.bias)
+def norm(config):
+    return nn.RMSNorm(config.n_embd, eps=config.norm_eps) if config.norm == 'rmsnorm' else \
+        nn.LayerNorm(config.n_embd, eps=config.norm_eps, bias=config.bias)
 
 
 class Block(nn.Module):
 
-    def __init__(self, cfg, opts):
+    def __init__(self, config, opts):
         super().__init__()
-        self.ln_1 = norm(cfg)  # the order of the modules is the order of their random initialisation: keep it
-        self.attn = CausalSelfAttention(cfg, opts)
-        self.ln_2 = norm(cfg)
-        self.mlp = MLP(cfg)
-        self.parallel = cfg.parallel_residual
+        self.ln_1 = norm(config)  # the order of the modules is the order of their random initialisation: keep it
+        self.attn = CausalSelfAttention(config, opts)
+        self.ln_2 = norm(config)
+        self.mlp = MLP(config)
+        self.parallel = config.parallel_residual
 
     def forward(self, x, pe, layer, pos, cache=None):
         if self.parallel:  # GPT-NeoX: both branches read the block's input
@@ -888,8 +888,8 @@ class GPT(nn.Module):
 
     def estimate_mfu(self, fwdbwd_per_iter, dt, peak_flops=312e12):
         """Model flops utilisation against `peak_flops` (default: A100 bf16), PaLM appendix B counting."""
-        cfg = self.config
-        L, H, Q, T = cfg.n_layer, cfg.n_head, cfg.head_size, cfg.block_size
+        config = self.config
+        L, H, Q, T = config.n_layer, config.n_head, config.head_size, config.block_size
         flops_per_token = 6 * self.get_num_params() + 12 * L * H * Q * T
         return flops_per_token * T * fwdbwd_per_iter / dt / peak_flops
 
@@ -906,7 +906,7 @@ class GPT(nn.Module):
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, cache_window=0, n_starting=0):
         """Sample continuations with a KV cache. cache_window > 0 bounds memory: every new token sees the
         first n_starting tokens and the last cache_window ones (thesis 4.9.2; LM-Infinite)."""
-        cache = KVCache(local=cache_window or 0, n_starting=n_starting)
+        cache = KVCache(cache_window=cache_window, n_starting=n_starting)
         logits, _ = self(idx, cache=cache)
         for _ in range(max_new_tokens):
             nxt = self.sample_next(logits[:, -1, :], temperature, top_k)

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import Meter, md_table, plt, write_outputs
+from common import md_table, Meter, plt, write_outputs
 from config import ConfigError, run
 from model import GPT, GPTConfig
 

@@ -16,8 +16,10 @@ import math
 import numpy as np
 import torch
 
-from common import (EVAL_DEVICE, VARIANT_DEFAULTS, Meter, ex_len, get_tokenizer, last_positions, load_meta, load_runs,
-                    md_table, plt, read_json, variants, write_outputs)
+from common import EVAL_DEVICE, md_table, Meter, plt, read_json, write_outputs
+from corpus import load_meta
+from evaluation import ex_len, extension, last_positions, VARIANT_DEFAULTS, variants
+from loading import get_tokenizer, load_runs
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -203,8 +205,8 @@ def main(cfg):
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)
-    extend = dict(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale']) if cfg['rope_scaling'] else {}
-    runs = load_runs(cfg['ckpt'], label=f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if extend else '',
+    label, extend = extension(cfg)
+    runs = load_runs(cfg['ckpt'], label=label,
                      regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'], **extend)
     tok = get_tokenizer((load_meta(cfg['data_dir']) if cfg['data_dir'] else runs[0].meta).get('tokenizer', 'bytes'))
     small = [r.name for r in runs if r.model.config.vocab_size < tok.vocab_size]

@@ -3,26 +3,21 @@ Pretrained checkpoints for our GPT (model.GPT.from_pretrained): a Hugging Face f
 sharded or not), a llama.cpp .gguf file, or a hub name when online. load() returns plain data, GPTConfig keyword
 arguments and a state dict in model.py's names, so this module needs neither model.py nor transformers.
 
-  family                  config.json model_type    what differs from nanoGPT's GPT-2
-  Llama 1/2/3, SmolLM     llama                     RMSNorm, SwiGLU, RoPE, grouped-query attention, untied head
-  Mistral                 mistral                   + a sliding window
-  Qwen2 / 2.5             qwen2                     + biases on q, k and v
-  GPT-NeoX / Pythia       gpt_neox                  RoPE on the first rotary_pct of each head, parallel residual
-  GPT-2                   gpt2                      (none: learned positions; its Conv1D weights are transposed)
-
-Everything else is refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer
-(tokenizer.json, or the GGUF's vocabulary and merges) through the `tokenizers` library.
+Each family is one entry of FAMILIES (model_type -> what differs from nanoGPT's GPT-2, its config reader and its
+tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, GPT-NeoX/Pythia, GPT-2. Everything else is refused
+in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer (tokenizer.json, or the
+GGUF's vocabulary and merges) through the `tokenizers` library.
 """
 import json
 import os
 import re
+from collections import namedtuple
 
 import torch
 
+import rope_scaling
 from config import ConfigError
 
-FAMILIES = ('llama', 'mistral', 'qwen2', 'gpt_neox', 'gpt2')
-SUPPORTED = 'supported: Llama 1-3, Mistral, Qwen2/2.5, SmolLM/SmolLM2, GPT-NeoX/Pythia, GPT-2'
 # model types people try that we refuse, with the reason
 REFUSED_TYPES = {'gemma': "Gemma's (1 + w) norms and scaled embeddings", 'gemma2': 'logit soft-capping',
                  'gemma3': 'per-layer windows and QK-norm', 'qwen3': 'QK-norm', 'mixtral': 'mixture of experts',
@@ -61,22 +56,13 @@ def locate(name):
     return ALIASES[name]() if name in ALIASES else str(name)
 
 
-def is_pretrained(path):
-    """A pretrained checkpoint rather than one of train.py's: an alias, a .gguf file, a Hugging Face folder or a hub
-    name (org/name where org is no folder here)."""
-    path = str(path)
-    hub = re.fullmatch(r'[\w.-]+/[\w.-]+', path) and not os.path.exists(path.split('/')[0])  # org/name, not out/run
-    return bool(hub) or path in ALIASES or path.endswith('.gguf') or (
-        os.path.isdir(path) and os.path.exists(os.path.join(path, 'config.json'))
-        and not os.path.exists(os.path.join(path, 'ckpt.pt')))
-
-
 def short_name(path):
     """'smollm2', 'models/Llama-3.2-1B' or 'x/y.gguf' -> 'smollm2', 'Llama-3.2-1B', 'y': run names and data folders."""
     return os.path.splitext(os.path.basename(os.path.normpath(str(path))))[0]
 
 
-def refuse(what, allowed=SUPPORTED):
+def refuse(what, allowed=None):
+    allowed = allowed or 'supported: ' + ', '.join(f.name for f in FAMILIES.values())
     raise ConfigError(f"{what} is not supported ({allowed})")
 
 
@@ -85,13 +71,12 @@ def load(path, fields=None, **overrides):
     GPTConfig field names; an argument this model.py lacks is refused in one line. overrides replace arguments."""
     file = locate(path)
     if file.endswith('.gguf'):
-        cfg, tensors = read_gguf(file)
+        hf, tensors = read_gguf(file)
     else:
         folder = resolve(file)
-        cfg, tensors = json.load(open(os.path.join(folder, 'config.json'))), None
-    args, info = config_args(cfg)
-    if overrides.get('rope_scaling') is not None:  # an extension asked for replaces the checkpoint's, settings and all
-        args = {k: v for k, v in args.items() if not k.startswith('rope_') or k == 'rope_base'}
+        hf, tensors = json.load(open(os.path.join(folder, 'config.json'))), None
+    args, info = config_args(hf)
+    args = rope_scaling.over_checkpoint(args, overrides)
     if fields is not None:  # refused before the weights are read
         if set(overrides) - set(fields):
             raise ConfigError(f"unknown GPTConfig field(s) {sorted(set(overrides) - set(fields))} in the overrides")
@@ -99,11 +84,11 @@ def load(path, fields=None, **overrides):
             raise ConfigError(f"rope_scaling={args.get('rope_scaling')!r} needs GPTConfig field(s) "
                               f"{sorted(set(args) - set(fields))} that this model.py lacks")
     tensors = tensors if tensors is not None else read_safetensors(folder)
-    state = {'gpt_neox': from_neox, 'gpt2': from_gpt2}.get(info['family'], from_llama)(tensors, args)
+    state = FAMILIES[info['family']].convert(tensors, args)
     left = [k for k in tensors if not BUFFERS.fullmatch(k)]
     if left:
         refuse(f"{len(left)} tensor(s) our GPT has no place for ({', '.join(left[:3])})")
-    return {**args, **overrides}, state, {**info, 'source': str(path)}
+    return args, state, {**info, 'source': str(path)}
 
 
 def resolve(path):
@@ -143,103 +128,111 @@ def read_safetensors(folder):
 # config.json -> GPTConfig arguments
 # --------------------------------------------------------------------------------------------
 
-def config_args(c):
+def config_args(hf):
     """GPTConfig kwargs and info (family, training length L_tr, bos/eos ids) for a config.json dict."""
-    kind = c.get('model_type')
-    if kind not in FAMILIES:
-        refuse(f"model_type={kind!r}" + (f" ({REFUSED_TYPES[kind]})" if kind in REFUSED_TYPES else ''))
+    family = hf.get('model_type')
+    if family not in FAMILIES:
+        refuse(f"model_type={family!r}" + (f" ({REFUSED_TYPES[family]})" if family in REFUSED_TYPES else ''))
     for key, feature in REFUSED_KEYS.items():
-        if c.get(key):
-            refuse(f"{feature} ({key}={c[key]!r})")
-    if kind == 'gpt2':
-        args = gpt2_args(c)
-    else:
-        args = dict(vocab_size=c['vocab_size'], n_layer=c['num_hidden_layers'], n_head=c['num_attention_heads'],
-                    n_embd=c['hidden_size'], mlp_hidden=c['intermediate_size'], pe='rope',
-                    tie_head=bool(c.get('tie_word_embeddings', False)))
-        args['head_dim'] = c.get('head_dim') or c['hidden_size'] // c['num_attention_heads']
-        args.update(neox_args(c) if kind == 'gpt_neox' else llama_args(c))
-        args.update(rope_args(c, args['head_dim']))
-    rope = c.get('rope_parameters') or c.get('rope_scaling') or {}
-    L_tr = c.get('original_max_position_embeddings') or rope.get('original_max_position_embeddings') or \
-        c.get('max_position_embeddings') or c.get('n_positions')
+        if hf.get(key):
+            refuse(f"{feature} ({key}={hf[key]!r})")
+    args = FAMILIES[family].args(hf)
+    rope = hf.get('rope_parameters') or hf.get('rope_scaling') or {}
+    L_tr = hf.get('original_max_position_embeddings') or rope.get('original_max_position_embeddings') or \
+        hf.get('max_position_embeddings') or hf.get('n_positions')
     args['block_size'] = int(L_tr)
-    info = dict(family=kind, L_tr=int(L_tr), bos_id=c.get('bos_token_id'), eos_id=c.get('eos_token_id'))
+    info = dict(family=family, L_tr=int(L_tr), bos_id=hf.get('bos_token_id'), eos_id=hf.get('eos_token_id'))
     return args, info
 
 
-def llama_args(c):
-    """Llama, Mistral, Qwen2: RMSNorm, SwiGLU, grouped-query attention."""
-    if c.get('hidden_act', 'silu') != 'silu':
-        refuse(f"hidden_act={c['hidden_act']!r}", "supported for this family: 'silu' (SwiGLU)")
-    attn_bias, mlp_bias = bool(c.get('attention_bias')), bool(c.get('mlp_bias'))
+def rotary_args(hf):
+    """What every RoPE family's config.json gives alike: sizes, an untied head unless said, RoPE (rope_args)."""
+    head_dim = hf.get('head_dim') or hf['hidden_size'] // hf['num_attention_heads']
+    return dict(vocab_size=hf['vocab_size'], n_layer=hf['num_hidden_layers'], n_head=hf['num_attention_heads'],
+                n_embd=hf['hidden_size'], mlp_hidden=hf['intermediate_size'], pe='rope', head_dim=head_dim,
+                tie_head=bool(hf.get('tie_word_embeddings', False)), **rope_args(hf, head_dim))
+
+
+def llama_args(hf):
+    """Llama (and Mistral, Qwen2 on top): RMSNorm, SwiGLU, grouped-query attention, no sliding window."""
+    if hf.get('hidden_act', 'silu') != 'silu':
+        refuse(f"hidden_act={hf['hidden_act']!r}", "supported for this family: 'silu' (SwiGLU)")
+    attn_bias, mlp_bias = bool(hf.get('attention_bias')), bool(hf.get('mlp_bias'))
     if attn_bias != mlp_bias:
         refuse(f"attention_bias={attn_bias} with mlp_bias={mlp_bias}", 'supported: both or neither')
-    return dict(n_kv_head=c.get('num_key_value_heads') or c['num_attention_heads'], norm='rmsnorm',
-                norm_eps=c.get('rms_norm_eps', 1e-6), mlp='swiglu', bias=attn_bias,
-                qkv_bias=c['model_type'] == 'qwen2', window=window(c))
+    return dict(rotary_args(hf), n_kv_head=hf.get('num_key_value_heads') or hf['num_attention_heads'], norm='rmsnorm',
+                norm_eps=hf.get('rms_norm_eps', 1e-6), mlp='swiglu', bias=attn_bias, qkv_bias=False, window=0)
 
 
-def window(c):
-    """Our `window` for Mistral's sliding window, or Qwen2's when every layer has it; per-layer windows are refused."""
-    if c['model_type'] not in ('mistral', 'qwen2'):
+def mistral_args(hf):
+    """Llama with a sliding window, on every layer unless layer_types says otherwise."""
+    kind = 'sliding_attention' if hf.get('sliding_window') is not None else 'full_attention'
+    return dict(llama_args(hf), window=one_window(hf, [kind] * hf['num_hidden_layers']))
+
+
+def qwen2_args(hf):
+    """Llama with biases on q, k and v; a sliding window only if use_sliding_window, from layer max_window_layers on."""
+    on, first = hf.get('sliding_window') is not None and hf.get('use_sliding_window'), hf.get('max_window_layers', 0)
+    kinds = ['sliding_attention' if on and i >= first else 'full_attention' for i in range(hf['num_hidden_layers'])]
+    return dict(llama_args(hf), qkv_bias=True, window=one_window(hf, kinds))
+
+
+def one_window(hf, derived):
+    """GPTConfig.window for a config whose layers all slide (its sliding_window) or none do (0); layer_types, where
+    given, says which layers slide, else `derived` as transformers derives them from older keys."""
+    kinds = set(hf.get('layer_types') or derived)
+    if kinds == {'full_attention'}:
         return 0
-    kinds = c.get('layer_types')
-    if kinds is None:  # as transformers derives them from older configs
-        on = c.get('sliding_window') is not None and (c['model_type'] == 'mistral' or c.get('use_sliding_window'))
-        first = c.get('max_window_layers', 0) if c['model_type'] == 'qwen2' else 0
-        kinds = ['sliding_attention' if on and i >= first else 'full_attention' for i in range(c['num_hidden_layers'])]
-    if set(kinds) == {'full_attention'}:
-        return 0
-    if set(kinds) == {'sliding_attention'}:
-        return int(c['sliding_window'])
-    refuse(f"per-layer attention windows (layer_types {sorted(set(kinds))})", 'supported: one window for all layers')
+    if kinds == {'sliding_attention'}:
+        return int(hf['sliding_window'])
+    refuse(f"per-layer attention windows (layer_types {sorted(kinds)})", 'supported: one window for all layers')
 
 
-def neox_args(c):
+def neox_args(hf):
     """GPT-NeoX / Pythia: LayerNorm, GELU, biases everywhere, parallel residual."""
-    if c.get('hidden_act', 'gelu') not in ACTIVATIONS:
-        refuse(f"hidden_act={c['hidden_act']!r}", f"supported: {', '.join(ACTIVATIONS)}")
-    if not c.get('attention_bias', True):
+    if hf.get('hidden_act', 'gelu') not in ACTIVATIONS:
+        refuse(f"hidden_act={hf['hidden_act']!r}", f"supported: {', '.join(ACTIVATIONS)}")
+    if not hf.get('attention_bias', True):
         refuse('GPT-NeoX without attention biases', 'supported: attention_bias=True')
-    return dict(norm_eps=c.get('layer_norm_eps', 1e-5), mlp=ACTIVATIONS[c.get('hidden_act', 'gelu')], bias=True,
-                parallel_residual=bool(c.get('use_parallel_residual', True)))
+    return dict(rotary_args(hf), norm_eps=hf.get('layer_norm_eps', 1e-5), mlp=ACTIVATIONS[hf.get('hidden_act', 'gelu')],
+                bias=True, parallel_residual=bool(hf.get('use_parallel_residual', True)))
 
 
-def gpt2_args(c):
-    if not c.get('scale_attn_weights', True):
+def gpt2_args(hf):
+    """GPT-2: learned positions, LayerNorm, GELU, biases everywhere, a tied head."""
+    if not hf.get('scale_attn_weights', True):
         refuse('GPT-2 without attention scaling (scale_attn_weights=False)', 'supported: 1/sqrt(head_dim)')
-    act = c.get('activation_function', 'gelu_new')
+    act = hf.get('activation_function', 'gelu_new')
     if act not in ACTIVATIONS:
         refuse(f"activation_function={act!r}", f"supported: {', '.join(ACTIVATIONS)}")
-    return dict(vocab_size=c['vocab_size'], n_layer=c['n_layer'], n_head=c['n_head'], n_embd=c['n_embd'],
-                mlp_hidden=c.get('n_inner') or 0, pe='learned', bias=True, mlp=ACTIVATIONS[act],
-                norm_eps=c.get('layer_norm_epsilon', 1e-5), tie_head=bool(c.get('tie_word_embeddings', True)))
+    return dict(vocab_size=hf['vocab_size'], n_layer=hf['n_layer'], n_head=hf['n_head'], n_embd=hf['n_embd'],
+                mlp_hidden=hf.get('n_inner') or 0, pe='learned', bias=True, mlp=ACTIVATIONS[act],
+                norm_eps=hf.get('layer_norm_epsilon', 1e-5), tie_head=bool(hf.get('tie_word_embeddings', True)))
 
 
-def rope_args(c, head_dim):
+def rope_args(hf, head_dim):
     """rope_base, rotary_dim and the scaling fields, from rope_parameters (transformers 5) or the older rope_theta,
     rope_scaling, rotary_pct and rotary_emb_base keys."""
-    p = dict(c.get('rope_parameters') or c.get('rope_scaling') or {})
+    p = dict(hf.get('rope_parameters') or hf.get('rope_scaling') or {})
     if p and all(isinstance(v, dict) for v in p.values()):
         refuse(f"per-layer RoPE settings ({', '.join(p)})", 'supported: one RoPE for all layers')
-    base = p.get('rope_theta') or c.get('rope_theta') or c.get('rotary_emb_base') or 10000.0
-    frac = p.get('partial_rotary_factor') or c.get('partial_rotary_factor') or c.get('rotary_pct') or 1.0
+    base = p.get('rope_theta') or hf.get('rope_theta') or hf.get('rotary_emb_base') or 10000.0
+    frac = p.get('partial_rotary_factor') or hf.get('partial_rotary_factor') or hf.get('rotary_pct') or 1.0
     args = dict(rope_base=float(base))
     if frac < 1:
         args['rotary_dim'] = int(head_dim * frac)
-    return {**args, **rope_scaling_args(p, c)}
+    return {**args, **rope_scaling_args(p, hf)}
 
 
-def rope_scaling_args(p, c):
+def rope_scaling_args(p, hf):
     """GPTConfig's RoPE-extension fields (issue #27's names) for a rope_scaling / rope_parameters dict."""
     kind = p.get('rope_type') or p.get('type') or 'default'
     if kind == 'default':
         return {}
     if kind not in ROPE_TYPES:
         refuse(f"rope scaling {kind!r}", f"supported: {', '.join(ROPE_TYPES)}")
-    L = c.get('max_position_embeddings')
-    L0 = int(c.get('original_max_position_embeddings') or p.get('original_max_position_embeddings') or L)
+    L = hf.get('max_position_embeddings')
+    L0 = int(hf.get('original_max_position_embeddings') or p.get('original_max_position_embeddings') or L)
     factor = p.get('factor') or L / L0  # yarn without a factor: the ratio of the two lengths, as transformers
     args = dict(rope_scaling=ROPE_TYPES[kind], rope_scale=float(factor))
     if kind == 'dynamic':  # transformers grows the base past max_position_embeddings
@@ -329,6 +322,22 @@ def from_gpt2(t, args):
 
 
 # --------------------------------------------------------------------------------------------
+# The families: model_type -> its name, how its config.json becomes GPTConfig arguments (window and RoPE rules
+# included), and how its tensors become model.py's. Adding a family is one entry here and, where its tensors are
+# named or laid out in a new way, one converter above.
+# --------------------------------------------------------------------------------------------
+
+Family = namedtuple('Family', 'name args convert')
+FAMILIES = {
+    'llama': Family('Llama 1-3, SmolLM/SmolLM2', llama_args, from_llama),
+    'mistral': Family('Mistral', mistral_args, from_llama),
+    'qwen2': Family('Qwen2/2.5', qwen2_args, from_llama),
+    'gpt_neox': Family('GPT-NeoX/Pythia', neox_args, from_neox),
+    'gpt2': Family('GPT-2', gpt2_args, from_gpt2),
+}
+
+
+# --------------------------------------------------------------------------------------------
 # GGUF (llama.cpp): metadata -> a config.json dict, tensors dequantised and renamed to transformers' Llama names
 # --------------------------------------------------------------------------------------------
 
@@ -357,18 +366,18 @@ def read_gguf(path):
     architecture (Llama, Mistral, SmolLM files); what we cannot express is refused before anything is dequantised."""
     from gguf.quants import dequantize
     reader = open_gguf(path)
-    cfg = gguf_config(gguf_meta(reader), {x.name: [int(n) for n in reversed(x.shape)] for x in reader.tensors})
+    hf = gguf_config(gguf_meta(reader), {x.name: [int(n) for n in reversed(x.shape)] for x in reader.tensors})
     tensors = {}
     for x in reader.tensors:
         w = dequantize(x.data, x.tensor_type).reshape([int(n) for n in reversed(x.shape)])
         tensors[gguf_name(x.name)] = torch.from_numpy(w.copy()).float()
-    for i in range(cfg['num_hidden_layers']):  # llama.cpp's converter interleaves the rotary pairs: undo it
-        for x, heads in (('q', cfg['num_attention_heads']), ('k', cfg['num_key_value_heads'])):
+    for i in range(hf['num_hidden_layers']):  # llama.cpp's converter interleaves the rotary pairs: undo it
+        for x, heads in (('q', hf['num_attention_heads']), ('k', hf['num_key_value_heads'])):
             for kind in ('weight', 'bias'):
                 name = f'model.layers.{i}.self_attn.{x}_proj.{kind}'
                 if name in tensors:
                     tensors[name] = unpermute(tensors[name], heads)
-    return cfg, tensors
+    return hf, tensors
 
 
 def gguf_config(meta, shapes):
@@ -382,16 +391,16 @@ def gguf_config(meta, shapes):
         refuse(f"GGUF rope scaling ({g('rope.scaling.type', 'rope_freqs')})", "supported in GGUF: none; pass the "
                "model's Hugging Face folder")
     H = g('attention.head_count')
-    cfg = dict(model_type='llama', vocab_size=shapes['token_embd.weight'][0], hidden_size=g('embedding_length'),
+    hf = dict(model_type='llama', vocab_size=shapes['token_embd.weight'][0], hidden_size=g('embedding_length'),
                num_hidden_layers=g('block_count'), num_attention_heads=H,
                num_key_value_heads=g('attention.head_count_kv') or H, intermediate_size=g('feed_forward_length'),
                rms_norm_eps=g('attention.layer_norm_rms_epsilon'), max_position_embeddings=g('context_length'),
                rope_theta=g('rope.freq_base', 10000.0), head_dim=g('attention.key_length') or g('embedding_length') // H,
                tie_word_embeddings='output.weight' not in shapes, bos_token_id=meta.get('tokenizer.ggml.bos_token_id'),
                eos_token_id=meta.get('tokenizer.ggml.eos_token_id'))
-    if g('rope.dimension_count', cfg['head_dim']) != cfg['head_dim']:
-        refuse(f"a GGUF rotating {g('rope.dimension_count')} of {cfg['head_dim']} head dims", 'supported: all')
-    return cfg
+    if g('rope.dimension_count', hf['head_dim']) != hf['head_dim']:
+        refuse(f"a GGUF rotating {g('rope.dimension_count')} of {hf['head_dim']} head dims", 'supported: all')
+    return hf
 
 
 def gguf_name(name):

@@ -17,8 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-from common import (ERF_MASS, EVAL_DEVICE, VARIANT_DEFAULTS, Meter, cumulative_from_end, data_of, draw_ends,
-                    embedding_grad_norms, erf_tokens, ex_len, load_runs, load_split, md_table, plt, variants, windows, write_outputs)
+from common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
+from corpus import draw_ends, load_split, windows
+from evaluation import (cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len, VARIANT_DEFAULTS,
+                        variants)
+from loading import data_of, load_runs
 from config import ConfigError, run
 
 DEFAULTS = dict(

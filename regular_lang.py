@@ -17,6 +17,7 @@ accuracies, score, settings), plots as PNG next to JSON, and for --mode=table th
 """
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -25,7 +26,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import config
-from common import cumulative_from_end, embedding_grad_norms, erf_tokens, md_table, plt, save_checkpoint
+from common import md_table, plt
+from evaluation import cumulative_from_end, embedding_grad_norms, erf_tokens
+from loading import save_checkpoint
 from config import ConfigError
 from model import GPT, GPTConfig, RegularGPT, n_levels
 from regular_tasks import TASKS, get_task
@@ -172,6 +175,11 @@ def evaluate(model, task, lengths, cfg, p_one=0.5):
     return acc
 
 
+def command_line():
+    """The command that made a JSON, recorded in it as write_outputs does (tests/test_provenance.py)."""
+    return 'python ' + ' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:])
+
+
 def train_run(cfg, plot=True):
     """Train one (task, model, seed), evaluate at every test length, write out_dir/<run>.json (and plots)."""
     task = get_task(cfg['task'])
@@ -198,7 +206,7 @@ def train_run(cfg, plot=True):
     t0 = time.time()
     acc = evaluate(model, task, test_lengths, cfg)
     same = evaluate(model, task, train_lengths[-1:], cfg)[train_lengths[-1]]
-    res = dict(run=run_name(cfg), task=task.name, model=cfg['model'], seed=cfg['seed'],
+    res = dict(command=command_line(), run=run_name(cfg), task=task.name, model=cfg['model'], seed=cfg['seed'],
                score=float(np.mean(list(acc.values()))), same_length_acc=same, per_length={str(k): v for k, v in acc.items()},
                train_lengths=[train_lengths[0], train_lengths[-1]], test_lengths=[test_lengths[0], test_lengths[-1]],
                n_test_lengths=len(test_lengths), train_time_s=round(train_time, 1),
@@ -407,7 +415,7 @@ def table(cfg):
     with open(os.path.join(cfg['out_dir'], 'table.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(cfg['out_dir'], 'table.json'), 'w') as f:
-        json.dump(summary, f, indent=1)
+        json.dump(dict(command=command_line(), **summary), f, indent=1)
     print(text)
 
 

@@ -9,54 +9,71 @@ import math
 import torch
 
 SCALINGS = ('', 'pi', 'ntk', 'dynamic', 'yarn', 'llama3')
+# the GPTConfig fields of one extension: they come and go together
+FIELDS = ('rope_scaling', 'rope_scale', 'rope_original_len', 'rope_beta_fast', 'rope_beta_slow', 'rope_attn_factor',
+          'rope_truncate')
 
 
-def check(cfg):
+def over_checkpoint(model_args, asked):
+    """The one rule for settings laid over a checkpoint's model settings (an evaluation's overrides, a fine-tune's
+    command line): a setting asked for replaces the checkpoint's, every other one keeps it. An extension asked for
+    replaces the checkpoint's whole (its other fields go back to GPTConfig's defaults unless asked too), and an
+    extension counts from the length the checkpoint was trained on, not from a new block_size."""
+    out = dict(model_args)
+    if 'rope_scaling' in asked:
+        out = {k: v for k, v in out.items() if k not in FIELDS}
+    out.update(asked)
+    if out.get('rope_scaling') and not out.get('rope_original_len'):
+        out['rope_original_len'] = model_args.get('rope_original_len') or model_args['block_size']
+    return out
+
+
+def check(config):
     """Refuse rope settings that cannot build a model, in one line naming the values and what is allowed."""
-    if cfg.rope_scaling not in SCALINGS or cfg.rope_scale < 1.0:
-        raise ValueError(f"rope_scaling={cfg.rope_scaling!r}, rope_scale={cfg.rope_scale}: allowed "
+    if config.rope_scaling not in SCALINGS or config.rope_scale < 1.0:
+        raise ValueError(f"rope_scaling={config.rope_scaling!r}, rope_scale={config.rope_scale}: allowed "
                          f"{', '.join(map(repr, SCALINGS))} with rope_scale >= 1")
-    fast, slow = band(cfg)
-    if (min(cfg.rope_beta_fast, cfg.rope_beta_slow, cfg.rope_attn_factor, cfg.rope_original_len) < 0
-            or (fast <= slow and cfg.rope_scaling in ('yarn', 'llama3'))):
-        raise ValueError(f"rope_beta_fast={cfg.rope_beta_fast}, rope_beta_slow={cfg.rope_beta_slow}, rope_attn_factor="
-                         f"{cfg.rope_attn_factor}, rope_original_len={cfg.rope_original_len}: each must be >= 0 "
+    fast, slow = band(config)
+    if (min(config.rope_beta_fast, config.rope_beta_slow, config.rope_attn_factor, config.rope_original_len) < 0
+            or (fast <= slow and config.rope_scaling in ('yarn', 'llama3'))):
+        raise ValueError(f"rope_beta_fast={config.rope_beta_fast}, rope_beta_slow={config.rope_beta_slow}, rope_attn_factor="
+                         f"{config.rope_attn_factor}, rope_original_len={config.rope_original_len}: each must be >= 0 "
                          f"(0: the default) and the band's ends in turns must satisfy beta_fast > beta_slow")
-    if cfg.rope_scaling == 'dynamic' and cfg.pe.startswith('bipe'):
-        raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; pe={cfg.pe!r} rotates by segment")
+    if config.rope_scaling == 'dynamic' and config.pe.startswith('bipe'):
+        raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; pe={config.pe!r} rotates by segment")
 
 
-def band(cfg):
+def band(config):
     """(beta_fast, beta_slow): the turns over the original length above which a pair keeps its frequency and below
     which it is interpolated, for yarn (Peng et al.: 32, 1) and llama3 (its high/low_freq_factor: 4, 1)."""
-    fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(cfg.rope_scaling, (0.0, 0.0))
-    return cfg.rope_beta_fast or fast, cfg.rope_beta_slow or slow
+    fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(config.rope_scaling, (0.0, 0.0))
+    return config.rope_beta_fast or fast, config.rope_beta_slow or slow
 
 
-def frequencies(cfg, dim, length=0):
-    """RoPE's inverse frequencies [dim/2] and the factor on q and k under cfg.rope_scaling, computed as transformers'
+def frequencies(config, dim, length=0):
+    """RoPE's inverse frequencies [dim/2] and the factor on q and k under config.rope_scaling, computed as transformers'
     ROPE_INIT_FUNCTIONS compute them, so that a converted model rotates as it was trained. L: the original length;
     length: the input's length (its last position + 1), which only 'dynamic' uses."""
-    s, base, L = cfg.rope_scale, cfg.rope_base, cfg.rope_original_len or cfg.block_size
-    if cfg.rope_scaling == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
+    s, base, L = config.rope_scale, config.rope_base, config.rope_original_len or config.block_size
+    if config.rope_scaling == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
         base = base * s ** (dim / (dim - 2))
-    elif cfg.rope_scaling == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
+    elif config.rope_scaling == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
         base = base * (s * max(length, L) / L - (s - 1)) ** (dim / (dim - 2))
     pos_freq = base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)  # base^(2i/D) (Su et al. sec. 3.2)
-    inv, (fast, slow) = 1.0 / pos_freq, band(cfg)
-    if cfg.rope_scaling == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
+    inv, (fast, slow) = 1.0 / pos_freq, band(config)
+    if config.rope_scaling == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
         return inv / s, 1.0
-    if cfg.rope_scaling == 'yarn':
+    if config.rope_scaling == 'yarn':
         # YaRN as its authors' code has it (Peng et al. 2023, eq. 17-20 with a ramp linear in the pair index between
         # the pairs that turn beta_fast and beta_slow times over L); q and k each times 0.1 ln s + 1
         at = lambda turns: dim * math.log(L / (turns * 2 * math.pi)) / (2 * math.log(base))
-        lo, hi = (math.floor(at(fast)), math.ceil(at(slow))) if cfg.rope_truncate else (at(fast), at(slow))
+        lo, hi = (math.floor(at(fast)), math.ceil(at(slow))) if config.rope_truncate else (at(fast), at(slow))
         lo, hi = max(lo, 0), min(hi, dim - 1)
         ramp = ((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)
         keep = 1 - ramp
-        factor = cfg.rope_attn_factor or (0.1 * math.log(s) + 1.0 if s > 1 else 1.0)
+        factor = config.rope_attn_factor or (0.1 * math.log(s) + 1.0 if s > 1 else 1.0)
         return 1.0 / (s * pos_freq) * (1 - keep) + inv * keep, factor
-    if cfg.rope_scaling == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
+    if config.rope_scaling == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
         wavelen = 2 * math.pi / inv
         r = (L / wavelen - slow) / (fast - slow)
         inv = torch.where(wavelen > L / slow, inv / s, inv)

@@ -11,7 +11,8 @@ import time
 
 import torch
 
-from common import get_tokenizer, load_checkpoint, pick_device, precision
+from common import pick_device, precision
+from loading import get_tokenizer, load_checkpoint
 from config import ConfigError, run
 
 DEFAULTS = dict(

@@ -18,7 +18,10 @@ import numpy as np
 import torch
 
 import fastattn
-from common import EVAL_DEVICE, Meter, data_of, draw_ends, ex_len, load_runs, load_split, md_table, plt, windows, write_outputs
+from common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
+from corpus import draw_ends, load_split, windows
+from evaluation import ex_len
+from loading import data_of, load_runs
 from config import ConfigError, run
 
 DEFAULTS = dict(
@@ -90,18 +93,35 @@ def length_rule(L_ex, L_tr):
     return math.log(L_tr) / math.log(L_ex)
 
 
+def prop51_coefficients(L_tr, L_ex, pmax_tr, sigma_tr, sigma_ex):
+    """A, B, C of Proposition 5.1's quadratic A tau^2 - B tau + C = 0."""
+    return (math.log(L_ex) + math.log(pmax_tr), math.log(L_tr) + math.log(pmax_tr) + sigma_tr ** 2 / 2,
+            sigma_ex ** 2 / 2)
+
+
 def prop51_tau(L_tr, L_ex, pmax_tr, sigma_tr, sigma_ex):
     """Thesis Proposition 5.1 (max-probability alignment): A tau^2 - B tau + C = 0 with A = log L_ex + log P_tr,
     B = log L_tr + log P_tr + sigma_tr^2 / 2, C = sigma_ex^2 / 2; the larger root, as the thesis says (nan if none
     is real). At L_ex = L_tr the roots are 1 and C/A: with widely spread logits (C > A) the larger one is not the
     root that starts from tau = 1, a sign that Assumption 5.1 (Gaussian logits) does not hold."""
-    A = math.log(L_ex) + math.log(pmax_tr)
-    B = math.log(L_tr) + math.log(pmax_tr) + sigma_tr ** 2 / 2
-    C = sigma_ex ** 2 / 2
+    A, B, C = prop51_coefficients(L_tr, L_ex, pmax_tr, sigma_tr, sigma_ex)
     disc = B * B - 4 * A * C
     if A <= 0 or disc < 0:
         return float('nan')
     return (B + math.sqrt(disc)) / (2 * A)
+
+
+def prop51_text(tau, L_tr, L_ex, pmax_tr, sigma_tr, sigma_ex):
+    """Proposition 5.1's temperature as the printout and the table show it: the number, or in words why there is
+    none (the JSON keeps NaN)."""
+    if not math.isnan(tau):
+        return f'{tau:.3f}'
+    if math.isnan(sigma_tr) or math.isnan(sigma_ex):
+        return 'n/a: layer 0 masks keys'
+    A, B, C = prop51_coefficients(L_tr, L_ex, pmax_tr, sigma_tr, sigma_ex)
+    if A <= 0:  # P_max at L_tr no higher than uniform over L_ex keys: the parabola opens downward, no root is taken
+        return f'none: A = log(L_ex P_max) = {A:.2f} <= 0'
+    return f'no root: B^2 - 4AC = {B * B - 4 * A * C:.2f} < 0, no real tau aligns P_max'
 
 
 def prop52_tau(L_tr, L_ex, sigma_tr, sigma_ex):
@@ -185,7 +205,8 @@ def analyse(r, cfg, split):
                  grid={str(t): g[1] for t, g in grid.items()}, **meter.record())
         per_len.append(p)
         print(f"{r.name}: L_ex={L} ({m:g}x): P_max {p['all_tau1']['pmax']:.4f} entropy {p['all_tau1']['entropy']:.4f} "
-              f"-> Alg.1 tau(P_max)={p['tau_pmax']} tau(H)={p['tau_entropy']}; Prop 5.1 {p['tau_prop51']:.3f}, "
+              f"-> Alg.1 tau(P_max)={p['tau_pmax']} tau(H)={p['tau_entropy']}; "
+              f"Prop 5.1 {prop51_text(p['tau_prop51'], L_tr, L, pmax_tr0, sig_tr, sig_ex)}, "
               f"Prop 5.2 {p['tau_prop52']:.3f}, log rule {p['tau_length_rule']:.3f} ({meter.seconds:.1f} s)", flush=True)
     # dense closed-form curves: only layer 0's last row is needed, which is cheap
     curves = []
@@ -218,8 +239,10 @@ def markdown(res):
             + "\nTemperatures: Algorithm 1 grid search (1.0..0.5), Propositions 5.1/5.2 (layer 0, last query row), "
               "length rule log_{L_ex} L_tr.\n\n"
             + md_table(['L_ex', 'Alg.1 P_max', 'Alg.1 entropy', 'Prop 5.1', 'Prop 5.2', 'log rule'],
-                       [[p['L_ex'], p['tau_pmax'], p['tau_entropy'], f"{p['tau_prop51']:.3f}", f"{p['tau_prop52']:.3f}",
-                         f"{p['tau_length_rule']:.3f}"] for p in res['lengths']])
+                       [[p['L_ex'], p['tau_pmax'], p['tau_entropy'],
+                         prop51_text(p['tau_prop51'], res['L_tr'], p['L_ex'], res['layer0_pmax_tr'],
+                                     res['layer0_sigma_tr'], p['sigma_ex_layer0']),
+                         f"{p['tau_prop52']:.3f}", f"{p['tau_length_rule']:.3f}"] for p in res['lengths']])
             + f"\nFor extrapolate.py: `--temperature={tau_arg}` (P_max alignment)\n\n")
 
 

@@ -22,9 +22,12 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import (data_folder, forward_backward, load_meta, optimizer_step, pick_device, precision,
-                    read_checkpoint, save_checkpoint, split_path)
+from common import forward_backward, optimizer_step, pick_device, precision
+from corpus import data_folder, load_meta, split_path
+from loading import kind, PRETRAINED, read_checkpoint, save_checkpoint
+import config
 import pretrained
+import rope_scaling
 from config import ConfigError, run
 from model import GPTConfig, make_model
 
@@ -188,7 +191,7 @@ def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
         value = cfg.get(key, '')
-        fine_tune = key == 'init_from' and (os.path.exists(value) or pretrained.is_pretrained(value))
+        fine_tune = key == 'init_from' and (os.path.exists(value) or kind(value) in PRETRAINED)
         if key in cfg and cfg[key] not in allowed and not fine_tune:
             raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(allowed)}"
                               + (', a checkpoint to fine-tune or a pretrained model' if key == 'init_from' else ''))
@@ -207,6 +210,7 @@ def check_choices(cfg):
 
 def main(cfg):
     """Train with the settings in cfg (a dict like DEFAULTS); returns the log rows of this out_dir."""
+    given = config.given(cfg, DEFAULTS)
     cfg = dict(cfg)
     check_choices(cfg)
 
@@ -229,7 +233,7 @@ def main(cfg):
         if device.startswith('cuda'):
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
-        rows = _train(cfg, device, ddp, rank, world)
+        rows = _train(cfg, device, ddp, rank, world, given)
         if ddp:
             # rank 0 may still be evaluating, saving and plotting: the others wait here, or tearing the group down
             # under it aborts them at exit (SIGABRT) and torchrun then kills rank 0 before its final save
@@ -243,17 +247,24 @@ def main(cfg):
 def source_checkpoint(cfg):
     """The checkpoint init_from names, as read_checkpoint gives it; a pretrained model is converted (pretrained.py) and
     its source recorded in the config that the fine-tune's checkpoints save."""
-    if not pretrained.is_pretrained(cfg['init_from']):
+    if kind(cfg['init_from']) not in PRETRAINED:
         return read_checkpoint(cfg['init_from'])
-    args, state, info = pretrained.load(cfg['init_from'], GPTConfig.__dataclass_fields__)
+    try:
+        args, state, info = pretrained.load(cfg['init_from'], GPTConfig.__dataclass_fields__)
+    except ConfigError as e:
+        if kind(cfg['init_from']) != 'hub':
+            raise
+        raise ConfigError(f"init_from={cfg['init_from']!r} is not one of scratch, resume, auto, a checkpoint to "
+                          f"fine-tune or a pretrained model here, and as a hub name: {e}") from None
     cfg['pretrained'] = info
     return dict(model_args=dataclasses.asdict(GPTConfig(**args)), model=state)
 
 
-def build_model(cfg, ckpt_path, master):
+def build_model(cfg, ckpt_path, master, given=()):
     """-> (model, its settings, the checkpoint to resume from or None), by cfg['init_from']: a new model, the one in
     ckpt_path to continue, or a trained one to fine-tune (its weights and architecture, the config's settings that
-    leave the weights' shapes alone, e.g. a RoPE extension at a longer length)."""
+    leave the weights' shapes alone, e.g. a RoPE extension at a longer length). given: the settings the user set; a
+    fine-tune takes those and keeps the checkpoint's for the rest (rope_scaling.over_checkpoint)."""
     if cfg['init_from'] == 'auto':
         cfg['init_from'] = 'resume' if os.path.exists(ckpt_path) else 'scratch'
     if cfg['init_from'] == 'scratch':
@@ -269,14 +280,14 @@ def build_model(cfg, ckpt_path, master):
             print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
     else:
         ckpt, src = None, source_checkpoint(cfg)
-        model_args = dict(src['model_args'], **{k: cfg[k] for k in FINETUNE_KEYS})
-        if model_args['rope_scaling'] and not model_args['rope_original_len']:
-            model_args['rope_original_len'] = src['model_args']['block_size']  # the extensions count from here
+        asked = {k: cfg[k] for k in FINETUNE_KEYS if k in given}
+        model_args = dataclasses.asdict(GPTConfig(**rope_scaling.over_checkpoint(src['model_args'], asked)))
         if master:
             print(f"fine-tuning {cfg['init_from']} (trained on {src['model_args']['block_size']} tokens) with "
-                  + ', '.join(f'{k}={model_args[k]!r}' for k in FINETUNE_KEYS))
-            ignored = sorted(k for k, v in src['model_args'].items() if k in cfg and cfg[k] is not None
-                             and k not in FINETUNE_KEYS + ('vocab_size', 'bipe_sep_ids') and cfg[k] != v)
+                  + ', '.join(f"{k}={model_args[k]!r} ({'asked' if k in asked else 'the checkpoint'})"
+                              for k in FINETUNE_KEYS))
+            ignored = sorted(k for k in given if k in src['model_args'] and k not in FINETUNE_KEYS
+                             and cfg[k] != src['model_args'][k])
             if ignored:  # the weights fix these; say so rather than train something else than asked
                 print("note: fine-tuning keeps the checkpoint's architecture; these settings are not used: "
                       + ', '.join(f"{k}={cfg[k]!r} (checkpoint: {src['model_args'][k]!r})" for k in ignored))
@@ -363,7 +374,7 @@ def train_step(cfg, model, train_model, optimizer, scaler, batches, ctx, ddp, wo
     return lossf
 
 
-def _train(cfg, device, ddp, rank, world):
+def _train(cfg, device, ddp, rank, world, given):
     master = rank == 0
     device_type = 'cuda' if device.startswith('cuda') else 'cpu'
     cfg['dtype'], ctx = precision(device_type, cfg['dtype'])
@@ -379,7 +390,7 @@ def _train(cfg, device, ddp, rank, world):
     random.seed(cfg['seed'] + rank)
     np.random.seed(cfg['seed'] + rank)
     torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
-    model, model_args, ckpt = build_model(cfg, ckpt_path, master)
+    model, model_args, ckpt = build_model(cfg, ckpt_path, master, given)
     iter_num, best_val_loss, log_rows, elapsed = (0, float('inf'), [], 0.0) if ckpt is None else \
         (ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed'])  # the saved log ends at the checkpoint
     cfg.update(model_args)

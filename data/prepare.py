@@ -33,7 +33,8 @@ import time
 import numpy as np
 
 import config
-from common import ROOT, get_tokenizer
+from corpus import ROOT
+from loading import get_tokenizer
 from pretrained import short_name
 from config import ConfigError
 

@@ -1,5 +1,5 @@
 """Shared by the tests of the analysis scripts: tiny models, a hand-made data split, checkpoints saved as train.py
-saves them (so common.load_checkpoint reads them with weights_only=True), and a loss computed straight from logits."""
+saves them (so loading.load_checkpoint reads them with weights_only=True), and a loss computed straight from logits."""
 import json
 import os
 
@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import Split
+from corpus import Split
 from model import GPTConfig, make_model
 
 V = 64  # vocabulary of the random-token split

@@ -222,7 +222,9 @@ ROUTE_SETUPS = ['inference', 'training', 'window', 'lambda', 'lm_infinite', 'hoo
 
 
 def test_route_table_covers_the_registry():
-    assert set(ROUTE_TABLE) == set(ALL)
+    missing, stale = set(ALL) - set(ROUTE_TABLE), set(ROUTE_TABLE) - set(ALL)
+    assert not missing, f"no ROUTE_TABLE row for {sorted(missing)}; test_each_encoding_takes_its_route prints it"
+    assert not stale, f"ROUTE_TABLE rows for encodings no longer in the registry: {sorted(stale)}"
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -249,7 +251,12 @@ def test_each_encoding_takes_its_route(pe):
                     model(idx)
         assert len(set(taken)) == 1 and len(taken) == model.config.n_layer, (setup, taken)
         got.append(taken[0])
-    assert ' '.join(got) == ROUTE_TABLE[pe]
+    # a new encoding has no row yet: say what it took and the line (aligned as the table is) that its author adds
+    # once those routes are the ones fastattn's rules give it, instead of a bare KeyError
+    assert pe in ROUTE_TABLE, (f"pe={pe!r} has no row in ROUTE_TABLE; it took {dict(zip(ROUTE_SETUPS, got))}. "
+                               f"If fastattn's rules give it those routes, add to ROUTE_TABLE:\n"
+                               f"    {repr(pe) + ':':<20} {' '.join(got)!r},")
+    assert ' '.join(got) == ROUTE_TABLE[pe], f"pe={pe!r} took {dict(zip(ROUTE_SETUPS, got))}"
 
 
 # ------------------------------------------------------------------------------------------------------------------

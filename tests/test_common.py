@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import common
+import loading
 from config import ConfigError
 from model import GPT, GPTConfig
 
@@ -34,12 +35,12 @@ class Payload:
 
 def test_load_checkpoint_round_trip(tmp_path):
     model = save(tmp_path / 'ckpt.pt')
-    loaded, config, meta = common.load_checkpoint(str(tmp_path))  # a folder holding ckpt.pt works too
+    loaded, config, meta = loading.load_checkpoint(str(tmp_path))  # a folder holding ckpt.pt works too
     assert not loaded.training and config == dict(dataset='pycode') and meta == dict(tokenizer='bytes')
     x = torch.randint(0, 256, (1, 20))
     with torch.no_grad():
         assert torch.equal(loaded(x)[0], model.eval()(x)[0])
-    run = common.Run(str(tmp_path / 'ckpt.pt'), window=4)  # overrides change settings that are not weights
+    run = loading.Run(str(tmp_path / 'ckpt.pt'), window=4)  # overrides change settings that are not weights
     assert run.model.config.window == 4 and run.L_tr == 16 and run.pe == 'alibi'
 
 
@@ -47,7 +48,7 @@ def test_a_checkpoint_that_would_run_code_is_refused(tmp_path):
     marker = tmp_path / 'pwned'
     save(tmp_path / 'ckpt.pt', extra=Payload(str(marker)))
     with pytest.raises(ConfigError, match=r'cannot read checkpoint .*ckpt\.pt'):
-        common.load_checkpoint(str(tmp_path / 'ckpt.pt'))
+        loading.load_checkpoint(str(tmp_path / 'ckpt.pt'))
     assert not marker.exists()
 
 
@@ -57,11 +58,11 @@ def test_truncated_or_foreign_checkpoints_give_one_line_naming_the_file(tmp_path
     (tmp_path / 'cut.pt').write_bytes(data[:len(data) // 2])
     torch.save({'weights': torch.ones(2)}, tmp_path / 'other.pt')
     with pytest.raises(ConfigError, match=r'cut\.pt: it is truncated'):
-        common.read_checkpoint(str(tmp_path / 'cut.pt'))
+        loading.read_checkpoint(str(tmp_path / 'cut.pt'))
     with pytest.raises(ConfigError, match=r'other\.pt has no model_args or model'):
-        common.read_checkpoint(str(tmp_path / 'other.pt'))
+        loading.read_checkpoint(str(tmp_path / 'other.pt'))
     with pytest.raises(FileNotFoundError, match=r"no checkpoint at '.*missing'"):
-        common.read_checkpoint(str(tmp_path / 'missing'))
+        loading.read_checkpoint(str(tmp_path / 'missing'))
     r = subprocess.run([sys.executable, 'sample.py', f'--ckpt={tmp_path / "cut.pt"}', '--device=cpu'], cwd=ROOT,
                        capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert r.returncode == 1 and r.stdout == ''
@@ -74,29 +75,29 @@ def test_checkpoint_that_does_not_fit_its_settings(tmp_path):
     ckpt['model_args']['n_layer'] = 2
     torch.save(ckpt, tmp_path / 'deeper.pt')
     with pytest.raises(ConfigError, match=r'deeper\.pt does not fit its model settings'):
-        common.load_checkpoint(str(tmp_path / 'deeper.pt'))
+        loading.load_checkpoint(str(tmp_path / 'deeper.pt'))
     # a FIRE checkpoint from before its threshold became a multiplier (issue 27): retrain; one line names both keys
     fire = dict(ARGS, pe='fire')
     state = {k: v for k, v in GPT(GPTConfig(**fire)).state_dict().items() if k not in ('pe.L_mult', 'pe.L0')}
     torch.save(dict(ckpt, model=dict(state, **{'pe.L': torch.full((1,), 16.0)}), model_args=fire), tmp_path / 'fire.pt')
     with pytest.raises(ConfigError, match=r'fire\.pt does not fit its model settings: Missing key\(s\) in state_dict: '
                                           r'"pe\.L_mult", "pe\.L0"\. Unexpected key\(s\) in state_dict: "pe\.L"\.$'):
-        common.load_checkpoint(str(tmp_path / 'fire.pt'))
+        loading.load_checkpoint(str(tmp_path / 'fire.pt'))
     ckpt['model_args'] = dict(ARGS, future_option=1)
     torch.save(ckpt, tmp_path / 'newer.pt')
     with pytest.raises(ConfigError, match=r"does not know: \['future_option'\]"):
-        common.load_checkpoint(str(tmp_path / 'newer.pt'))
+        loading.load_checkpoint(str(tmp_path / 'newer.pt'))
 
 
 def test_load_runs_expands_globs_and_groups_seeds(tmp_path):
     for name in ('alibi-s0', 'alibi-s1', 'rope'):
         os.makedirs(tmp_path / name)
         save(tmp_path / name / 'ckpt.pt')
-    runs = common.load_runs([str(tmp_path / 'alibi-s*'), str(tmp_path / 'rope')])
+    runs = loading.load_runs([str(tmp_path / 'alibi-s*'), str(tmp_path / 'rope')])
     assert [r.name for r in runs] == ['alibi-s0', 'alibi-s1', 'rope']
     assert [r.group for r in runs] == ['alibi', 'alibi', 'rope']
     with pytest.raises(FileNotFoundError, match=r"no checkpoint matches '.*t5-s\*'"):
-        common.load_runs([str(tmp_path / 't5-s*')])
+        loading.load_runs([str(tmp_path / 't5-s*')])
 
 
 def test_a_glob_leaves_out_runs_that_are_still_training(tmp_path):
@@ -107,16 +108,16 @@ def test_a_glob_leaves_out_runs_that_are_still_training(tmp_path):
         ckpt = torch.load(tmp_path / name / 'ckpt.pt', weights_only=True)
         torch.save(dict(ckpt, config=dict(dataset='pycode', max_iters=3200)), tmp_path / name / 'ckpt.pt')
     os.makedirs(tmp_path / 'alibi-s2')  # started, nothing saved yet
-    assert [r.name for r in common.load_runs([str(tmp_path / 'alibi-s*')])] == ['alibi-s0']
-    named = common.load_runs([str(tmp_path / 'alibi-s1')])  # named without a wildcard: evaluated as asked
+    assert [r.name for r in loading.load_runs([str(tmp_path / 'alibi-s*')])] == ['alibi-s0']
+    named = loading.load_runs([str(tmp_path / 'alibi-s1')])  # named without a wildcard: evaluated as asked
     assert [(r.name, r.iters, r.finished) for r in named] == [('alibi-s1', 200, False)]
     with pytest.raises(ConfigError, match=r'every run that ckpt=.*alibi-s1\* matches is still training'):
-        common.load_runs([str(tmp_path / 'alibi-s1*')])
+        loading.load_runs([str(tmp_path / 'alibi-s1*')])
 
 
 def test_bytes_tokenizer_round_trip_and_unknown_name():
-    tok = common.get_tokenizer('bytes')
+    tok = loading.get_tokenizer('bytes')
     assert tok.encode('pass_key = 7\n') == list(b'pass_key = 7\n') and tok.decode(tok.encode('é.')) == 'é.'
     assert (tok.vocab_size, tok.eot, tok.sep_ids) == (256, 0, [46, 10])
     with pytest.raises(ConfigError, match="unknown tokenizer 'bpe'; allowed: bytes, gpt2"):
-        common.get_tokenizer('bpe')
+        loading.get_tokenizer('bpe')

@@ -11,6 +11,8 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import loading
+import corpus
 
 from config import ConfigError, parse_config
 from data import prepare
@@ -231,7 +233,7 @@ def test_a_preparation_stopped_halfway_leaves_the_previous_corpus_whole(tmp_path
     """Everything is written beside out_dir and moved in at the end: an error (or a kill) part way through the
     documents leaves the last corpus byte for byte, and the readers keep reading it."""
     import common
-    tok = common.get_tokenizer('bytes')
+    tok = loading.get_tokenizer('bytes')
     docs = [(s, f'{s} document {i}\n' * (i + 1)) for i in range(4) for s in SPLITS]
     out = tmp_path / 'corpus'
     prepare.write_corpus(str(out), iter(docs), tok, 'first')
@@ -245,6 +247,6 @@ def test_a_preparation_stopped_halfway_leaves_the_previous_corpus_whole(tmp_path
         prepare.write_corpus(str(out), stopped(), tok, 'second', batch=2)
     assert {name: (out / name).read_bytes() for name in os.listdir(out)} == before
     assert os.listdir(tmp_path) == ['corpus']  # no half-written folder beside it
-    split = common.load_split(str(out), 'val')
+    split = corpus.load_split(str(out), 'val')
     assert np.array(split.tokens).astype(np.uint8).tobytes().split(b'\0') == [d.encode() for s, d in docs if s == 'val']
     assert json.loads((out / 'meta.json').read_text())['source'] == 'first'

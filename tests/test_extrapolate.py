@@ -13,7 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import common
+import evaluation
+import corpus
 import extrapolate as ex
 from config import ConfigError, parse_config
 from helpers import V, direct_ce, make_split, save_ckpt, save_split, tiny
@@ -36,8 +37,8 @@ def plain_window_losses(model, tokens, s, L):
 
 def test_draw_ends_keeps_every_context_inside_one_document():
     split = make_split()
-    ends, info = common.draw_ends(split, 64, 50, seed=1)
-    starts, stops = common.document_bounds(split.docs, len(split.tokens))
+    ends, info = corpus.draw_ends(split, 64, 50, seed=1)
+    starts, stops = corpus.document_bounds(split.docs, len(split.tokens))
     assert len(ends) == 50 == len(set(ends.tolist()))
     for e in ends:
         d = np.searchsorted(starts, e, side='right') - 1
@@ -46,7 +47,7 @@ def test_draw_ends_keeps_every_context_inside_one_document():
     assert info['docs_too_short'] == 2 and info['docs_long_enough'] == 3  # the 40- and 10-token documents
     assert info['positions'] == (300 - 64) + (500 - 64) + (260 - 64)
     with pytest.raises(ConfigError, match='no document'):
-        common.draw_ends(split, 600, 5, seed=1)
+        corpus.draw_ends(split, 600, 5, seed=1)
 
 
 def spans(doc_lengths, context):
@@ -66,16 +67,16 @@ def test_draw_ends_covers_exactly_the_valid_positions(context):
     the seed."""
     lengths = (300, 40, 500, 10, 260)
     split, want = make_split(lengths), spans(lengths, context)
-    ends, info = common.draw_ends(split, context, 10 ** 6, seed=0)
+    ends, info = corpus.draw_ends(split, context, 10 ** 6, seed=0)
     assert sorted(ends.tolist()) == sorted(want) and info['positions'] == len(want) == info['n_drawn']
     for seed in range(20):
-        ends, _ = common.draw_ends(split, context, 30, seed)
+        ends, _ = corpus.draw_ends(split, context, 30, seed)
         assert len(set(ends.tolist())) == min(30, len(want)) and set(ends.tolist()) <= want
 
 
 def test_last_token_ppl_equals_hand_computed_loss():
     split, model = make_split(), tiny('alibi')
-    ends, _ = common.draw_ends(split, 64, 6, seed=2)
+    ends, _ = corpus.draw_ends(split, 64, 6, seed=2)
     for L in (16, 40, 64):
         got = ex.last_token_losses(model, split.tokens, ends, L, batch_tokens=100)  # several batches
         want = [direct_ce(model, split.tokens[e - L:e], split.tokens[e]) for e in ends]
@@ -98,7 +99,7 @@ class ConstantModel(torch.nn.Module):
 
 def test_last_token_scores_the_same_tokens_at_every_length():
     split, model = make_split(), ConstantModel()
-    ends, _ = common.draw_ends(split, 256, 40, seed=3)
+    ends, _ = corpus.draw_ends(split, 256, 40, seed=3)
     want = -model.v.log_softmax(-1)[torch.from_numpy(split.tokens[ends].astype(np.int64))].double().numpy()
     for L in (16, 64, 256):
         assert np.allclose(ex.last_token_losses(model, split.tokens, ends, L), want)
@@ -111,7 +112,7 @@ def test_last_token_scores_the_same_tokens_at_every_length():
 
 def test_last_k_losses_equal_direct_computation():
     split, model = make_split(), tiny('kerple_log')
-    ends, _ = common.draw_ends(split, 48, 3, seed=4)
+    ends, _ = corpus.draw_ends(split, 48, 3, seed=4)
     got = ex.last_token_losses(model, split.tokens, ends, 48, last_k=3).reshape(3, 3)
     for i, e in enumerate(ends):
         for j, t in enumerate(range(e - 2, e + 1)):  # token t with the 48 - (e - t) tokens of this window before it
@@ -171,8 +172,8 @@ def test_ppl_end_to_end(tmp_path):
     one = {(r['ckpt'], r['variant']): r['loss'] for r in rows if r['mult'] == 1}
     assert one[('tiny-alibi', 'vanilla')] == pytest.approx(one[('tiny-alibi', 'LM-Inf(n_start=2)')], abs=1e-6)
     # the vanilla number equals a direct computation on the same tokens
-    split = common.load_split(data, 'test')
-    ends, _ = common.draw_ends(split, 64, 7, seed=1337)
+    split = corpus.load_split(data, 'test')
+    ends, _ = corpus.draw_ends(split, 64, 7, seed=1337)
     model = tiny('alibi')
     want = np.mean([direct_ce(model, split.tokens[e - 32:e], split.tokens[e]) for e in ends])
     got = next(r['loss'] for r in rows if r['ckpt'] == 'tiny-alibi' and r['variant'] == 'vanilla' and r['mult'] == 2)
@@ -194,7 +195,7 @@ def test_seed_groups_show_mean_and_sample_std(tmp_path):
     rows, groups = res['results'], res['groups']
     assert sorted({r['ckpt'] for r in rows}) == ['alibi-s0', 'alibi-s1', 'alibi-s2', 't5-s0']
     # seed s's number is its own model's: the three seeds differ
-    split = common.load_split(data, 'test')
+    split = corpus.load_split(data, 'test')
     s1 = ex.nonoverlap_losses(tiny('alibi', seed=1), split.tokens, 0, 128, 32).mean()
     assert next(r['loss'] for r in rows if r['ckpt'] == 'alibi-s1' and r['mult'] == 2) == pytest.approx(s1, abs=1e-6)
     md = (out / 'ppl_nonoverlap.md').read_text()
@@ -283,8 +284,8 @@ def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
     assert {r['ckpt'] for r in yarn['results']} == {'rope-s0+yarn4'} and yarn['groups'][0]['group'] == 'rope+yarn4'
     # the same tokens for both runs (16 and 32 tokens of context at 1x and 2x), whatever their training length
     assert {(r['ckpt'], r['L_ex']) for r in plain['results']} == {(n, L) for n in ('rope-s0', 'long-s0') for L in (16, 32)}
-    split = common.load_split(data, 'test')
-    ends, _ = common.draw_ends(split, 32, 6, seed=1337)
+    split = corpus.load_split(data, 'test')
+    ends, _ = corpus.draw_ends(split, 32, 6, seed=1337)
     model = tiny('rope', rope_scaling='yarn', rope_scale=4.0)
     want = np.mean([direct_ce(model, split.tokens[e - 16:e], split.tokens[e]) for e in ends])
     assert next(r['loss'] for r in yarn['results'] if r['mult'] == 1) == pytest.approx(want, abs=1e-5)
@@ -301,8 +302,8 @@ def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
 
 
 def test_parse_temperature_per_length():
-    assert common.parse_temperature('0.9') == {None: 0.9}
-    assert common.parse_temperature('2:0.95,4:0.9') == {2.0: 0.95, 4.0: 0.9}
+    assert evaluation.parse_temperature('0.9') == {None: 0.9}
+    assert evaluation.parse_temperature('2:0.95,4:0.9') == {2.0: 0.95, 4.0: 0.9}
 
 
 def test_ppl_sliding_with_a_temperature_per_length(tmp_path):
@@ -315,7 +316,7 @@ def test_ppl_sliding_with_a_temperature_per_length(tmp_path):
     assert got[('tau(L)', 1)] == pytest.approx(got[('vanilla', 1)], abs=1e-9)
     model = tiny('kerple_log')
     with model.attention(temperature=0.9):
-        want = ex.sliding_losses(model, common.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
+        want = ex.sliding_losses(model, corpus.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
     assert got[('tau(L)', 2)] == pytest.approx(want, abs=1e-9) and got[('tau(L)', 2)] != got[('vanilla', 2)]
     assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']
 
@@ -324,8 +325,8 @@ def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_
     data = save_split(tmp_path, make_split())
     path = save_ckpt(tmp_path, tiny('regular'), 'regular')
     rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[1, 4], n=5, windowed=True, out_dir=str(tmp_path)))['results']
-    split = common.load_split(data, 'test')
-    ends, _ = common.draw_ends(split, 64, 5, seed=1337)
+    split = corpus.load_split(data, 'test')
+    ends, _ = corpus.draw_ends(split, 64, 5, seed=1337)
     model = tiny('regular')
     want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends])
     got = {(r['variant'], r['mult']): r for r in rows}
@@ -351,8 +352,8 @@ def test_position_loss_is_the_mean_over_segments_at_each_position(tmp_path, pe):
     assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['position.json', 'position.md', 'position.png']
     curves = {r['variant']: np.array(r['loss_by_position']) for r in out}
     assert list(curves) == ['vanilla', 'windowed@L_tr']
-    split, model = common.load_split(data, 'test'), tiny(pe)
-    ends, _ = common.draw_ends(split, 32, 3, seed=1337)
+    split, model = corpus.load_split(data, 'test'), tiny(pe)
+    ends, _ = corpus.draw_ends(split, 32, 3, seed=1337)
     for p in (0, 15, 31):  # position p of each segment is predicted from the p + 1 tokens before it
         if pe == 'regular':  # ... by as many layers as the whole segment needs
             want = np.mean([plain_window_losses(model, split.tokens, e - 32, 32)[p] for e in ends])

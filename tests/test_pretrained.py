@@ -10,8 +10,10 @@ import sys
 import pytest
 import torch
 
+import loading
 import pretrained
-from common import get_tokenizer
+import train
+from loading import get_tokenizer
 from config import ConfigError
 from model import GPT, GPTConfig, KVCache
 
@@ -203,6 +205,11 @@ def test_missing_fields_leftover_tensors_and_bad_paths_are_one_line_errors(tmp_p
     with pytest.raises(ConfigError, match="cannot download 'nobody/no-model' .*offline, pass a local folder") as e:
         GPT.from_pretrained('nobody/no-model')
     assert '\n' not in str(e.value)
+    # nanoGPT's --ckpt=gpt2 / --init_from=gpt2: the hub name it is; offline, one line says so (issue #40)
+    for run in (lambda: loading.load_checkpoint('gpt2'), lambda: train.source_checkpoint(dict(init_from='gpt2'))):
+        with pytest.raises(ConfigError, match="'gpt2' is no file or folder here and cannot download 'gpt2'") as e:
+            run()
+        assert '\n' not in str(e.value)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason='needs a CUDA GPU')

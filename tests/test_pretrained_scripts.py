@@ -13,6 +13,8 @@ import torch.nn.functional as F
 
 import bench
 import common
+import loading
+import corpus
 import extrapolate
 import kernels
 import passkey
@@ -21,6 +23,7 @@ import receptive_field
 import sample
 import temperature
 import train
+import config
 from config import ConfigError
 from data import prepare
 from model import GPT, GPTConfig, KVCache
@@ -66,16 +69,21 @@ def theirs(folder):
     return transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
 
 
-def test_aliases_and_what_counts_as_pretrained(llama, tmp_path):
+def test_aliases_and_what_a_checkpoint_name_is(llama, tmp_path):
+    """loading.kind, the one place that decides what a name loads as."""
     folder, _ = llama
-    assert pretrained.is_pretrained(folder) and pretrained.is_pretrained('x/model.gguf')
-    assert pretrained.is_pretrained('smollm2') and pretrained.locate(folder) == folder
+    assert (loading.kind(folder), loading.kind('x/model.gguf'), loading.kind('smollm2')) == ('folder', 'gguf', 'alias')
+    assert pretrained.locate(folder) == folder
     assert pretrained.short_name(folder) == 'tiny-llama' and pretrained.short_name('a/b.Q4_1.gguf') == 'b.Q4_1'
     os.makedirs(tmp_path / 'run')
     (tmp_path / 'run' / 'ckpt.pt').write_bytes(b'')
-    assert not pretrained.is_pretrained(str(tmp_path / 'run'))  # train.py's folder
-    assert pretrained.is_pretrained('Qwen/Qwen2.5-0.5B') and not pretrained.is_pretrained('tests/no-such-run')
-    assert not pretrained.is_pretrained('out/lm/rope-s*')
+    assert loading.kind(str(tmp_path / 'run')) == 'checkpoint'  # train.py's folder, even beside a config.json
+    (tmp_path / 'run' / 'config.json').write_text('{}')
+    assert loading.kind(str(tmp_path / 'run')) == 'checkpoint'
+    # hub names: org/name, and bare ones such as nanoGPT's gpt2; a path under a folder here, or a glob, is ours
+    assert loading.kind('Qwen/Qwen2.5-0.5B') == loading.kind('gpt2') == 'hub'
+    for ours in ('tests/no-such-run', 'out/lm/rope-s*', 'no/such/run', 'model.pt', str(tmp_path / 'run' / 'ckpt.pt')):
+        assert loading.kind(ours) == 'checkpoint', ours
     try:
         path = pretrained.locate('smollm2')
     except ConfigError as e:  # the package is not installed: the error says how to get it
@@ -86,17 +94,17 @@ def test_aliases_and_what_counts_as_pretrained(llama, tmp_path):
 
 def test_prepare_tokenises_with_the_models_tokenizer(llama, tmp_path):
     folder, data = llama
-    meta = common.load_meta(data)
-    tok = common.get_tokenizer(folder)
+    meta = corpus.load_meta(data)
+    tok = loading.get_tokenizer(folder)
     assert (meta['tokenizer'], meta['vocab_size'], meta['dtype'], meta['eot'], meta['bos']) == (folder, V, 'uint16', 1, None)
-    split = common.load_split(data, 'train')
-    start, end = common.document_bounds(split.docs, len(split.tokens))
+    split = corpus.load_split(data, 'train')
+    start, end = corpus.document_bounds(split.docs, len(split.tokens))
     first = tok.decode(split.tokens[start[0]:end[0]])
     assert first.startswith('# file ') and tok.encode(first) == split.tokens[start[0]:end[0]].tolist()
     # --bos: the tokenizer's <s> before every document
     prepare.main(dict(prepare.DEFAULTS, tokenizer=folder, src_dir=os.path.join(os.path.dirname(data), 'src'),
                       out_dir=str(tmp_path / 'bos'), bos=True))
-    with_bos = common.load_split(str(tmp_path / 'bos'), 'train')
+    with_bos = corpus.load_split(str(tmp_path / 'bos'), 'train')
     assert (with_bos.tokens[with_bos.docs] == 0).all() and with_bos.meta['bos'] == 0
     assert with_bos.tokens[with_bos.docs[0] + 1:with_bos.docs[1] - 1].tolist() == split.tokens[start[0]:end[0]].tolist()
 
@@ -104,12 +112,12 @@ def test_prepare_tokenises_with_the_models_tokenizer(llama, tmp_path):
 def test_ids_past_65536_are_stored_as_uint32(tmp_path):
     """A vocabulary of 70,000 ids: the files hold uint32, meta.json says so and load_split reads the ids back."""
     words = {'alpha': 69_998, 'beta': 65_536, 'gamma': 7}
-    tok = common.Tokenizer('big', 70_000, 69_999, [7, 7], lambda s: [words[w] for w in s.split()], None)
+    tok = loading.Tokenizer('big', 70_000, 69_999, [7, 7], lambda s: [words[w] for w in s.split()], None)
     docs = iter([('train', 'alpha beta'), ('val', 'gamma alpha'), ('test', 'beta beta gamma')])
     meta = prepare.write_corpus(str(tmp_path), docs, tok, 'hand')
     assert meta['dtype'] == 'uint32' and os.path.getsize(tmp_path / 'test.bin') == 3 * 4
-    assert common.load_split(str(tmp_path), 'train').tokens.tolist() == [69_998, 65_536]
-    assert common.load_split(str(tmp_path), 'test').tokens.tolist() == [65_536, 65_536, 7]
+    assert corpus.load_split(str(tmp_path), 'train').tokens.tolist() == [69_998, 65_536]
+    assert corpus.load_split(str(tmp_path), 'test').tokens.tolist() == [65_536, 65_536, 7]
 
 
 def test_extrapolate_last_token_loss_equals_transformers(llama, tmp_path):
@@ -118,11 +126,11 @@ def test_extrapolate_last_token_loss_equals_transformers(llama, tmp_path):
                                 lm_infinite=True, out_dir=str(tmp_path)))
     rows = {(r['variant'], r['L_ex']): r for r in res['results']}
     assert {r['ckpt'] for r in res['results']} == {'tiny-llama'} and {r['L_tr'] for r in res['results']} == {L_TR}
-    split = common.load_split(data, 'test')
-    ends, _ = common.draw_ends(split, 64, 3, extrapolate.DEFAULTS['seed'])
+    split = corpus.load_split(data, 'test')
+    ends, _ = corpus.draw_ends(split, 64, 3, extrapolate.DEFAULTS['seed'])
     ref = theirs(folder)
     for L in (16, 64):
-        x, y = common.windows(split.tokens, ends - L, L)
+        x, y = corpus.windows(split.tokens, ends - L, L)
         with torch.no_grad():
             loss = F.cross_entropy(ref(x).logits[:, -4:].reshape(-1, V), y[:, -4:].reshape(-1))
         assert rows[('vanilla', L)]['loss'] == pytest.approx(loss.item(), abs=1e-5)
@@ -155,7 +163,7 @@ def test_an_alias_with_reuse_scores_what_its_file_lacks(llama, tmp_path, monkeyp
 def test_passkey_scores_equal_transformers(llama, tmp_path):
     folder, data = llama
     ours = GPT.from_pretrained(folder)
-    tok = common.get_tokenizer(folder)
+    tok = loading.get_tokenizer(folder)
     made = [passkey.passkey_prompt('code', 60, d, k, tok.encode) for d, k in ((0.0, '123'), (1.0, '98'))]
     got = passkey.score_answers(ours, [p for p, _, _ in made], [a for _, a, _ in made])
     ref = theirs(folder)
@@ -204,7 +212,7 @@ def test_sample_greedy_equals_transformers(llama, tmp_path):
     folder, _ = llama
     out = sample.main(dict(sample.DEFAULTS, ckpt=folder, start='def f(x):\n', max_new_tokens=12, top_k=1,
                            temperature=1.0, device='cpu'))
-    prompt = common.get_tokenizer(folder).encode('def f(x):\n')
+    prompt = loading.get_tokenizer(folder).encode('def f(x):\n')
     want = theirs(folder).generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False)
     assert out.tolist() == want.tolist()
 
@@ -217,7 +225,7 @@ def test_bounded_cache_with_grouped_query_attention(llama):
     with torch.no_grad():
         with model.attention(local=8, n_starting=3):
             full = model(idx, targets=idx)[0]
-        cache = KVCache(local=8, n_starting=3)
+        cache = KVCache(cache_window=8, n_starting=3)
         model(idx[:, :10], cache=cache)
         for t in range(10, 40):
             torch.testing.assert_close(model(idx[:, t:t + 1], cache=cache)[0][:, -1], full[:, t], atol=1e-5, rtol=0)
@@ -232,12 +240,63 @@ def test_fine_tune_from_a_pretrained_model(llama, tmp_path):
                rope_scaling='yarn', rope_scale=2.0, batch_size=2, max_iters=2, eval_interval=2, eval_iters=1,
                learning_rate=0.0, min_lr=0.0, warmup_iters=0, device='cpu', dropout=0.0)
     train.main(cfg)
-    model, config, _ = common.load_checkpoint(str(tmp_path / 'out'))
+    model, config, _ = loading.load_checkpoint(str(tmp_path / 'out'))
     c = model.config
     assert (c.block_size, c.rope_scaling, c.rope_original_len, c.n_kv_head, c.norm) == (64, 'yarn', L_TR, 2, 'rmsnorm')
     assert config['pretrained']['source'] == folder and config['pretrained']['family'] == 'llama'
     source = GPT.from_pretrained(folder).state_dict()
     assert all(torch.equal(p, source[n]) for n, p in model.state_dict().items())
+
+
+# issue #40: a fine-tune took train.py's unstated defaults (window=0, rope_scaling='') over the checkpoint's own
+KEEP_CASES = {
+    'mistral-window': (transformers.MistralConfig, dict(sliding_window=8), lambda c: c.window == 8),
+    'llama31-scaling': (transformers.LlamaConfig, dict(rope_parameters=dict(
+        rope_type='llama3', factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=16,
+        rope_theta=10000.0)), lambda c: (c.rope_scaling, c.rope_scale, c.rope_beta_fast) == ('llama3', 8.0, 4.0)),
+}
+
+
+def tiny_family(folder, cls, kw):
+    torch.manual_seed(0)
+    hf = cls(vocab_size=V, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+             intermediate_size=48, max_position_embeddings=64, initializer_range=0.2, **kw)
+    transformers.AutoModelForCausalLM.from_config(hf).save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.mark.parametrize('case', KEEP_CASES)
+def test_a_fine_tune_keeps_what_it_was_not_asked_to_change(llama, tmp_path, case, capsys):
+    """init_from=<folder> with block_size=16 and lr 0: the window or RoPE scaling is the checkpoint's, so the tuned
+    model's logits at 48 tokens (past the window, past the original length) equal the loaded model's; the printed line
+    says where each setting came from, and no 'not used' note names settings nobody set."""
+    cls, kw, kept = KEEP_CASES[case]
+    folder, data = tiny_family(tmp_path / 'model', cls, kw), llama[1]
+    train.main(dict(train.DEFAULTS, init_from=folder, data_dir=data, out_dir=str(tmp_path / 'out'), block_size=16,
+                    batch_size=2, max_iters=2, eval_interval=2, eval_iters=1, learning_rate=0.0, min_lr=0.0,
+                    warmup_iters=0, device='cpu'))
+    printed = capsys.readouterr().out
+    tuned, loaded = loading.load_checkpoint(str(tmp_path / 'out'))[0], GPT.from_pretrained(folder)
+    assert kept(tuned.config) and kept(loaded.config) and tuned.config.block_size == 16
+    idx = torch.randint(0, V, (1, 48), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        torch.testing.assert_close(tuned(idx, targets=idx)[0], loaded(idx, targets=idx)[0], atol=1e-5, rtol=0)
+    assert 'block_size=16 (asked)' in printed and 'rope_scaling=' in printed and '(the checkpoint)' in printed
+    assert 'not used' not in printed
+
+
+def test_a_fine_tune_takes_a_setting_given_on_the_command_line_even_at_its_default(llama, tmp_path, capsys):
+    """--window=0 removes Mistral's window (given, though it equals train.py's default); --n_embd, which the weights
+    fix, is named in the 'not used' note, and nothing else is."""
+    folder = tiny_family(tmp_path / 'model', transformers.MistralConfig, dict(sliding_window=8))
+    cfg = config.parse_config(train.DEFAULTS, [f'--init_from={folder}', f'--data_dir={llama[1]}', '--block_size=16',
+                                               f'--out_dir={tmp_path / "out"}', '--window=0', '--n_embd=256',
+                                               '--batch_size=2', '--max_iters=1', '--eval_interval=1', '--eval_iters=1',
+                                               '--learning_rate=0', '--min_lr=0', '--device=cpu'])
+    train.main(cfg)
+    assert loading.load_checkpoint(str(tmp_path / 'out'))[0].config.window == 0
+    note = [line for line in capsys.readouterr().out.splitlines() if 'not used' in line]
+    assert len(note) == 1 and 'n_embd=256 (checkpoint: 32)' in note[0] and note[0].count('(checkpoint:') == 1
 
 
 def test_bfloat16_on_device_and_the_bench_mode(llama, capsys):

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-import common
+import evaluation
+import corpus
 import model as model_module
 import receptive_field as rf
 from helpers import make_split, save_ckpt, save_split, tiny
@@ -16,15 +17,15 @@ def test_erf_of_windowed_model_is_bounded_by_window_times_layers(pe):
     w, R, L = 4, 3, 40
     model = tiny(pe, n_layer=R, window=w, block_size=L)
     split = make_split()
-    ends, _ = common.draw_ends(split, L, 5, seed=5)
+    ends, _ = corpus.draw_ends(split, L, 5, seed=5)
     s = rf.receptive_field(model, split.tokens, ends, L)
     reach = R * (w - 1) + 1                  # the last token sees w-1 more tokens back per layer
     assert (s[:L - reach] == 0).all()        # exactly zero: masked keys are never read
     assert (s[L - reach:] > 0).all()
     assert abs(s.sum() - 1) < 1e-9
-    erf = common.erf_tokens(s)
+    erf = evaluation.erf_tokens(s)
     assert erf <= reach <= w * R
-    c = common.cumulative_from_end(s)
+    c = evaluation.cumulative_from_end(s)
     assert abs(c[0] - 1) < 1e-9 and np.all(np.diff(c) <= 1e-12)
     assert all(p.grad is None for p in model.parameters())  # the parameters were left alone
 
@@ -34,7 +35,7 @@ def test_recompute_gives_the_same_gradient_and_reruns_each_block(pe, extra):
     """recompute=True (activation checkpointing) changes the memory, not the numbers: each block runs twice, once
     in the forward and once when the gradient reaches it, inside the same attention variant."""
     model, split, L = tiny(pe), make_split(), 32
-    ends, _ = common.draw_ends(split, L, 3, seed=7)
+    ends, _ = corpus.draw_ends(split, L, 3, seed=7)
     calls = []
     handles = [b.attn.register_forward_hook(lambda *a: calls.append(1)) for b in model.transformer.h]
     runs = {}
@@ -55,7 +56,7 @@ def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blo
     probabilities (here: small blocks) each block keeps only q, k, v and is rerun in the backward: every block's
     logits are computed twice, and the gradient equals the reference's (impl='plain')."""
     model, split, L = tiny('rope'), make_split(), 32
-    ends, _ = common.draw_ends(split, L, 3, seed=7)
+    ends, _ = corpus.draw_ends(split, L, 3, seed=7)
     calls, real = [], model_module.logits
     monkeypatch.setattr(model_module, 'logits', lambda *a: calls.append(1) or real(*a))
     runs = {}
@@ -73,15 +74,15 @@ def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blo
 
 def test_erf_tokens_on_hand_values():
     s = np.array([0.0, 0.005, 0.015, 0.08, 0.9])
-    assert common.erf_tokens(s) == 3          # the last 3 tokens hold 0.995 > 0.99, the last 2 only 0.98
-    assert common.erf_tokens(np.array([0.5, 0.5])) == 2
+    assert evaluation.erf_tokens(s) == 3          # the last 3 tokens hold 0.995 > 0.99, the last 2 only 0.98
+    assert evaluation.erf_tokens(np.array([0.5, 0.5])) == 2
 
 
 @pytest.mark.parametrize('C, T', [(2, 40), (3, 30)])
 def test_regular_gpt_last_token_reaches_every_token(C, T):
     """Thesis 6.2.2: after its ceil(log_C T) levels the last token has seen every token, token 0 included."""
     split = make_split()
-    ends, _ = common.draw_ends(split, T, 4, seed=6)
+    ends, _ = corpus.draw_ends(split, T, 4, seed=6)
     gather = tiny('regular', chunk_size=C, regular_impl='gather')
     s = rf.receptive_field(gather, split.tokens, ends, T)
     assert (s > 0).all() and abs(s.sum() - 1) < 1e-9

@@ -7,7 +7,7 @@ import torch
 
 import extrapolate as ex
 import helpers
-from common import position_buckets, stream_chunks, stream_losses, stream_refusal
+from streaming import position_buckets, stream_chunks, stream_losses, stream_refusal
 from config import ConfigError, parse_config
 from model import POSITIONAL_ENCODINGS, KVCache
 
@@ -41,7 +41,7 @@ def test_chunked_equals_token_by_token(pe):
 def offset_losses(model, tokens, offset, relative=True, n_starting=S, chunk=8):
     """Losses of tokens[n_starting:] after the sinks tokens[:n_starting] and a jump of the stream to `offset`, as if
     offset - n_starting tokens between them had streamed through the cache and been dropped."""
-    cache, out = KVCache(local=W, n_starting=n_starting, relative=relative), []
+    cache, out = KVCache(cache_window=W, n_starting=n_starting, relative=relative), []
     t = torch.from_numpy(tokens.astype(np.int64))[None]
     with torch.no_grad(), model.attention(ceiling=W if n_starting else 0):
         if n_starting:
@@ -70,7 +70,7 @@ def test_absolute_positions_at_2_24_would_break_rope():
 
 def test_cache_holds_at_most_s_plus_w_and_the_first_tokens():
     model, tokens = helpers.tiny('rope'), text(100, seed=3)
-    cache = KVCache(local=W, n_starting=S, relative=True)
+    cache = KVCache(cache_window=W, n_starting=S, relative=True)
     with torch.no_grad():
         for x, _ in stream_chunks([tokens], 99, 10):
             model(x, cache=cache)

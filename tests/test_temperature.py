@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import common
+import corpus
 import temperature as tp
 from config import ConfigError
 from helpers import V, make_split, save_ckpt, save_split, tiny
@@ -14,7 +14,7 @@ from helpers import V, make_split, save_ckpt, save_split, tiny
 
 def test_temperature_search_and_length_rule():
     split, model = make_split(), tiny('t5')
-    ends, _ = common.draw_ends(split, 32, 3, seed=6)
+    ends, _ = corpus.draw_ends(split, 32, 3, seed=6)
     _, tr = tp.attention_stats(model, split.tokens, ends, 32)
     grid = {t: tp.attention_stats(model, split.tokens, ends, 32, t)[1] for t in tp.TAU_GRID}
     assert tp.search_temperature(tr['pmax'], {t: g['pmax'] for t, g in grid.items()}) == 1.0
@@ -36,6 +36,8 @@ def test_prop51_solves_its_fixed_point():
     rhs = (math.log(L_tr) + math.log(p) + s_tr ** 2 / 2) / (math.log(L_ex) + math.log(p) + s_ex ** 2 / (2 * tau ** 2))
     assert 0 < tau < 1 and tau == pytest.approx(rhs)
     assert math.isnan(tp.prop51_tau(L_tr, L_ex, 0.3, 1.5, 1.8))  # no real root: no temperature aligns P_max
+    # and the printout and table say so: B^2 - 4AC = 6.159^2 - 4 * 7.114 * 1.62 = -8.16 by hand
+    assert tp.prop51_text(float('nan'), L_tr, L_ex, 0.3, 1.5, 1.8).startswith('no root: B^2 - 4AC = -8.1')
 
 
 def test_attention_stats_on_a_hand_distribution():

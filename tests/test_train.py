@@ -14,9 +14,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+import corpus
 import train
-from common import load_checkpoint
 from config import ConfigError, parse_config
+from loading import load_checkpoint
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -46,6 +47,26 @@ def small_cfg(tmp_path, **kw):
                warmup_iters=3, lr_decay_iters=12, dropout=0.1, device='cpu')  # dropout: the RNG state matters
     cfg.update(kw)
     return cfg
+
+
+def test_a_uint32_corpus_trains_on_the_ids_load_split_reads(tmp_path, monkeypatch):
+    """Ids past 65,535 are stored as uint32 (data.prepare, meta's dtype). Read as uint16 instead, every value would be
+    below 65,536, so no vocabulary check would fire: the batches train.py draws must be load_split's windows."""
+    rng, vocab = np.random.default_rng(1), 70_000
+    data = tmp_path / 'big'  # small_cfg writes its own corpus into tmp_path / 'data'
+    data.mkdir()
+    for split, n in (('train', 3000), ('val', 600)):
+        rng.integers(0, vocab, n).astype(np.uint32).tofile(data / f'{split}.bin')
+    json.dump(dict(tokenizer='big', vocab_size=vocab, sep_ids=[1, 2], eot=0, dtype='uint32',
+                   tokens=dict(train=3000, val=600)), open(data / 'meta.json', 'w'))
+    drawn, get_batch = [], train.get_batch
+    monkeypatch.setattr(train, 'get_batch', lambda *a, **kw: drawn.append((a[0], a[1], get_batch(*a, **kw)))
+                        or drawn[-1][2])
+    train.main(small_cfg(tmp_path, data_dir=str(data), max_iters=2, eval_iters=1, eval_interval=2))
+    assert len(drawn) == 6 and any(x.max() >= 65_536 for _, _, (x, _) in drawn)  # 2 steps, 2 evaluations x 2 splits
+    for path, offsets, (x, _) in drawn:
+        tokens = corpus.load_split(str(data), os.path.basename(path)[:-4]).tokens
+        assert torch.equal(x, torch.from_numpy(tokens[offsets.numpy()[:, None] + np.arange(16)].astype(np.int64)))
 
 
 def losses(rows):

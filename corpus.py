@@ -1,0 +1,102 @@
+"""
+The corpora on disk, as data.prepare writes them: data/<dataset>/{train,val,test}.bin (token ids), {split}_docs.npy
+(document starts) and meta.json; a split read back whole, document bounds, and the windows the protocols score.
+"""
+import json
+import os
+
+import numpy as np
+import torch
+
+from config import ConfigError
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+def data_folder(dataset='pycode', data_dir=''):
+    return data_dir or os.path.join(ROOT, 'data', dataset)
+
+
+def load_meta(folder):
+    path = os.path.join(folder, 'meta.json')
+    return json.load(open(path)) if os.path.exists(path) else {}
+
+
+def split_path(folder, split):
+    """The split's .bin, once it is known to belong to a whole corpus: data.prepare writes meta.json last, so a folder
+    without one (or with a .bin of another length than meta.json says) is a preparation that stopped halfway."""
+    path = os.path.join(folder, f'{split}.bin')
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no {path}: prepare the data first (python -m data.prepare --corpus=pycode) "
+                                f"or point data_dir at a prepared folder")
+    redo = "; prepare it again (python -m data.prepare)"
+    if not os.path.exists(os.path.join(folder, 'meta.json')):
+        raise ConfigError(f"{folder} has no meta.json: its preparation did not finish{redo}")
+    n = os.path.getsize(path) // np.dtype(load_meta(folder).get('dtype', 'uint16')).itemsize
+    if n == 0:  # np.memmap's own error ('cannot mmap an empty file') names no file
+        raise ConfigError(f"{path} is empty: a split needs tokens{redo}")
+    expected = load_meta(folder).get('tokens', {}).get(split)
+    if expected is not None and expected != n:
+        raise ConfigError(f"{path} holds {n} tokens but {folder}/meta.json says {expected}{redo}")
+    return path
+
+
+class Split:
+    """tokens (np.uint16 or uint32 memmap), document start offsets, and the corpus meta of one data split."""
+
+    def __init__(self, tokens, docs=None, meta=None, name=''):
+        self.tokens = tokens
+        self.docs = np.asarray(docs if docs is not None else [0], dtype=np.int64)
+        self.meta, self.name = meta or {}, name
+
+    @property
+    def bits_unit(self):
+        # one byte-level token is one byte, so loss / ln 2 is bits per byte
+        return 'bits/byte' if self.meta.get('tokenizer') == 'bytes' else 'bits/token'
+
+
+def load_split(folder, split):
+    path = split_path(folder, split)
+    docs = os.path.join(folder, f'{split}_docs.npy')
+    meta = load_meta(folder)  # a pretrained model's ids of 65,536 and more are uint32 (data.prepare)
+    tokens = np.memmap(path, dtype=meta.get('dtype', 'uint16'), mode='r')
+    starts = np.load(docs) if os.path.exists(docs) else None
+    # offsets of another corpus would index past the end, or cut documents in the wrong places
+    n_docs = meta.get('docs', {}).get(split)
+    if starts is not None and (len(starts) == 0 or starts[0] != 0 or (np.diff(starts) <= 0).any()
+                               or starts[-1] >= len(tokens) or n_docs not in (None, len(starts))):
+        raise ConfigError(f"{docs} does not fit {path} ({len(tokens)} tokens): the document offsets must rise from 0 "
+                          f"and stay below the length; prepare the data again (python -m data.prepare)")
+    return Split(tokens, starts, meta, f'{os.path.basename(os.path.normpath(folder))}:{split}')
+
+
+def document_bounds(docs, n_tokens):
+    """[start, end) of each document's own tokens: doc i is bin[docs[i] : docs[i+1]-1], the eot after it excluded."""
+    starts = np.asarray(docs, dtype=np.int64)
+    return starts, np.append(starts[1:] - 1, n_tokens)
+
+
+def draw_ends(split, context, n, seed):
+    """Positions e of n scored tokens, each with `context` tokens before it inside the same document, drawn uniformly
+    without replacement over all such positions of the split. Documents shorter than context + 1 tokens are skipped:
+    they cannot hold the longest context, and the last-token protocol must score the same tokens at every length."""
+    starts, ends = document_bounds(split.docs, len(split.tokens))
+    room = np.clip(ends - starts - context, 0, None)  # valid e: start + context .. end - 1
+    total = int(room.sum())
+    if total == 0:
+        raise ConfigError(f"no document of {split.name} has more than {context} tokens; use shorter lengths or another split")
+    take = min(n, total)
+    pick = np.sort(np.random.default_rng(seed).choice(total, size=take, replace=False))
+    cum = np.cumsum(room)
+    doc = np.searchsorted(cum, pick, side='right')
+    e = starts[doc] + context + (pick - (cum[doc] - room[doc]))
+    info = dict(context=int(context), n_requested=int(n), n_drawn=int(take), docs_used=int(len(np.unique(doc))),
+                docs_long_enough=int((room > 0).sum()), docs_too_short=int((room == 0).sum()), positions=total)
+    return e, info
+
+
+def windows(tokens, starts, L):
+    """Inputs tokens[s:s+L] and next-token targets tokens[s+1:s+L+1] for each start s -> two int64 [n, L] tensors."""
+    ix = np.asarray(starts)[:, None] + np.arange(L + 1)
+    chunk = torch.from_numpy(np.asarray(tokens[ix], dtype=np.int64))
+    return chunk[:, :-1], chunk[:, 1:]

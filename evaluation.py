@@ -1,0 +1,198 @@
+"""
+What the evaluation scripts share: the protocols' per-token losses (extrapolate.py, passkey.py, temperature.py), the
+evaluation-time attention variants, lengths in units of L_tr, the receptive-field tools (thesis 4.5.1) and one long
+stream through a bounded cache.
+"""
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from config import ConfigError
+from corpus import windows
+
+
+# ------------------------------------------------------------------ the three protocols: per-token losses
+
+@torch.inference_mode()
+def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
+    """Thesis 4.3.4 / Fig. 4.3: the loss of token e given exactly the L tokens before it (input tokens[e-L:e]). With
+    the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
+    the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. -> [len(ends) * last_k]."""
+    ends = np.asarray(ends)
+    B = max(1, batch_tokens // L)
+    out = []
+    for i in range(0, len(ends), B):
+        x, y = windows(tokens, ends[i:i + B] - L, L)
+        if last_k == 1:
+            logits, _ = model(x)  # the last position only
+            out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
+        else:
+            out.append(last_losses(model, x, y, last_k))
+    return torch.cat(out).double().numpy()
+
+
+def last_losses(model, x, y, k):
+    """Per-token losses of the last k targets of each row, flattened; only those positions reach the head."""
+    with last_positions(model, k) as cut:
+        return model(x, targets=y[:, -k:] if cut else y, reduction='none')[1][:, -k:].reshape(-1)
+
+
+@torch.inference_mode()
+def segment_losses(model, tokens, starts, L, batch_tokens=16384):
+    """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch."""
+    starts = np.asarray(starts)
+    B = max(1, batch_tokens // L)
+    out = [model(*windows(tokens, starts[i:i + B], L), reduction='none')[1].double() for i in range(0, len(starts), B)]
+    return torch.cat(out).numpy() if out else np.zeros((0, L))
+
+
+def nonoverlap_losses(model, tokens, start, n_tokens, L, batch_tokens=16384):
+    """Table 3.3 protocol: the n_tokens targets after `start` cut into segments of L, each scored from scratch; every
+    token counts, but the first ones of each segment have little context (the thesis' 'early token curse', 4.3.4)."""
+    return segment_losses(model, tokens, start + L * np.arange(n_tokens // L), L, batch_tokens).reshape(-1)
+
+
+@torch.inference_mode()
+def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384):
+    """Windows of L tokens every `stride` tokens over the targets tokens[start+1 : start+n_tokens+1]; a window scores
+    only the targets no earlier one scored, so each target counts once and, after the first window, with at least
+    L - stride tokens of context. A last window ends at the end of the span."""
+    if not 1 <= stride <= L:
+        raise ConfigError(f"stride={stride} is outside 1..L_ex={L}")
+    if n_tokens < L:
+        raise ConfigError(f"span of {n_tokens} tokens is shorter than L_ex={L}")
+    ws = list(range(start, start + n_tokens - L + 1, stride))
+    if ws[-1] + L < start + n_tokens:
+        ws.append(start + n_tokens - L)
+    new = [L] + [b - a for a, b in zip(ws, ws[1:])]  # targets a window adds beyond the previous window's end
+    B = max(1, batch_tokens // L)
+    out = []
+    for i in range(0, len(ws), B):
+        _, loss = model(*windows(tokens, ws[i:i + B], L), reduction='none')
+        out += [row[L - k:].double() for row, k in zip(loss, new[i:i + B])]
+    return torch.cat(out).numpy()
+
+
+@contextmanager
+def last_positions(model, k):
+    """Only the last k positions reach the head of our GPT (a model without transformer.ln_f: all of them), so that
+    a forward with targets of the last k tokens scores those alone: a 49k vocabulary's logits at every one of 16k
+    positions would take GBs."""
+    norm = getattr(getattr(model, 'transformer', None), 'ln_f', None)
+    keep = norm.register_forward_hook(lambda module, inp, h: h[:, -k:]) if norm is not None else None
+    try:
+        yield norm is not None
+    finally:
+        if keep is not None:
+            keep.remove()
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation-time attention variants (extrapolate.py, receptive_field.py, passkey.py): each adds a column
+# next to the unmodified model, through `with model.attention(...)`
+# --------------------------------------------------------------------------------------------
+
+VARIANT_DEFAULTS = dict(
+    windowed=False,             # windowed@L_tr: every token sees the last L_tr tokens only (thesis Figs. 3.5/3.7)
+    lm_infinite=False,          # LM-Infinite: Λ-mask (n_starting + last L_tr tokens) and distance ceiling L_tr
+    n_starting=10,              # LM-Infinite's starting tokens (the paper: 5..100 work)
+    topk=0,                     # LM-Infinite's top-k middle tokens (implies lm_infinite; the paper: 5)
+    topk_from_layer=5,          # top-k only in layers >= this one, 0-based (the paper's h = 5 on Llama-2)
+    temperature='',             # softmax temperature (thesis ch. 5): '0.9', or per length multiple '2:0.95,4:0.9'
+    no_vanilla=False,           # leave out the unmodified model
+)
+
+
+def parse_temperature(text):
+    """'0.9' (every length) or '2:0.95,4:0.9' (per length multiple; others 1.0) -> {mult or None: tau}."""
+    out = {}
+    for part in str(text).split(','):
+        try:
+            m, t = part.split(':') if ':' in part else (None, part)
+            out[None if m is None else float(m)] = float(t)
+        except ValueError:
+            raise ConfigError(f"bad temperature {part!r} in {text!r}: expected a number like 0.9 or per-length "
+                              f"pairs like 2:0.95,4:0.9") from None
+    if any(not (t > 0) for t in out.values()):
+        raise ConfigError(f"temperature must be positive, got {text!r}")
+    return out
+
+
+def variants(cfg):
+    """[(label, fn(L_tr, mult) -> model.attention kwargs)]: vanilla first, then the modifications asked for."""
+    out = [] if cfg['no_vanilla'] else [('vanilla', lambda L_tr, m: {})]
+    if cfg['windowed']:
+        out.append(('windowed@L_tr', lambda L_tr, m: dict(local=L_tr)))
+    if cfg['lm_infinite'] or cfg['topk']:
+        # LM-Infinite (paper 002, sec. 4, App. A): Λ-mask = first n_starting + last L_pretrain tokens, distance
+        # ceiling L_pretrain; top-k middle tokens at distance L_pretrain / 2, in the layers from topk_from_layer on
+        k, ns, h = cfg['topk'], cfg['n_starting'], cfg['topk_from_layer']
+        label = f'LM-Inf(n_start={ns}' + (f',top{k}@layer>={h})' if k else ')')
+        out.append((label, lambda L_tr, m: dict(local=L_tr, n_starting=ns, ceiling=L_tr, topk=k, topk_from_layer=h)))
+    if cfg['temperature']:
+        taus = parse_temperature(cfg['temperature'])
+        label = f'tau={taus[None]}' if list(taus) == [None] else 'tau(L)'
+        out.append((label, lambda L_tr, m: dict(temperature=taus.get(m, taus.get(None, 1.0)))))
+    if not out:
+        raise ConfigError("no_vanilla=True leaves nothing to evaluate; add windowed, lm_infinite, topk or temperature")
+    return out
+
+
+def extension(cfg):
+    """A script's --rope_scaling/--rope_scale -> (what run names gain: '+yarn4', or '', the model overrides)."""
+    if not cfg['rope_scaling']:
+        return '', {}
+    return f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}", dict(rope_scaling=cfg['rope_scaling'],
+                                                               rope_scale=cfg['rope_scale'])
+
+
+def ex_len(mult, L_tr):
+    """A length given as a multiple of the training length -> tokens."""
+    L = int(round(mult * L_tr))
+    if L < 2:
+        raise ConfigError(f"length multiple {mult:g} x L_tr={L_tr} gives {L} tokens; need at least 2")
+    return L
+
+
+# --------------------------------------------------------------------------------------------
+# Receptive field (thesis 4.5.1): receptive_field.py and regular_lang.py
+# --------------------------------------------------------------------------------------------
+
+ERF_MASS = 0.99  # thesis 4.5.1: ERF = the most recent tokens holding 99% of the normalised gradient
+
+
+def embedding_grad_norms(model, emb, loss_fn):
+    """|g_m| = |d loss / d e_m| for every output e_m [B, T] of the embedding module emb, loss = loss_fn() (a forward
+    pass run here); a hook makes e a fresh leaf, so no parameter gets a gradient. Returns float64 [B, T]."""
+    grads = {}
+
+    def leaf(module, inp, out):
+        out = out.detach().requires_grad_(True)
+        grads['e'] = out
+        return out
+
+    handle = emb.register_forward_hook(leaf)
+    flags = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        with torch.enable_grad():
+            loss_fn().backward()
+    finally:
+        handle.remove()
+        for p, f in zip(model.parameters(), flags):
+            p.requires_grad_(f)
+    return grads['e'].grad.double().norm(dim=-1).cpu()
+
+
+def cumulative_from_end(s):
+    """c_m = sum_{n >= m} s_n (thesis 4.5.1), c[0] = 1."""
+    return np.cumsum(s[::-1])[::-1]
+
+
+def erf_tokens(s, mass=ERF_MASS):
+    """ERF counted from the end: the smallest number r of most recent tokens whose normalised gradient exceeds `mass`."""
+    tail = np.cumsum(s[::-1])
+    return int(np.argmax(tail > mass) + 1) if tail[-1] > mass else len(s)

@@ -1,0 +1,184 @@
+"""
+One long text through a bounded cache (extrapolate.py --protocol=stream; LM-Infinite Fig. 1, StreamingLLM Fig. 3):
+which models can stream, the stream read a chunk at a time, its per-token losses through a cache-relative KVCache,
+and the protocol's rows, table and plot. bench.py times the same path.
+"""
+import glob
+import itertools
+import math
+import os
+import time
+
+import numpy as np
+import torch
+
+from common import fmt_ppl, md_table, Meter, plt, read_json, write_outputs
+from config import ConfigError
+from corpus import load_split
+from evaluation import extension
+from loading import data_of, kind, PRETRAINED, run_folder
+from model import KVCache
+
+STYLES = ['-', '--', ':']  # line style per row
+
+
+STREAM_ROWS = ('sinks', 'no_sinks', 'windows')
+
+
+def stream_refusal(model):
+    """Why `model` cannot stream, in one line, or None. The rule: a token's logits may depend on positions only
+    through distances (rotary, biases, weights, FoX's gates, CoPE), which a cache-relative position keeps at any
+    stream length. Absolute parts (learned, sinusoidal, BiPE's in-segment sinusoid) would meet positions they never
+    saw, FIRE's bias reads the query's own position, and RegularGPT has no cache."""
+    kinds = set(model.pe.kinds)
+    if model.config.pe == 'regular':
+        return "pe='regular' cannot stream: RegularGPT has no KV cache (its depth grows with the input)"
+    if kinds & {'absolute', 'query'}:
+        why = 'absolute positions' if 'absolute' in kinds else "a bias that reads the query's absolute position"
+        return (f"pe={model.config.pe!r} cannot stream: {why} would grow past anything it was trained on; "
+                f"streaming needs an encoding of distances only (rotary, bias, weight, potential, content or none)")
+    return None
+
+
+def stream_chunks(parts, n_tokens, chunk):
+    """(input, target) pairs [1, <= chunk] over the first n_tokens targets of one stream, the token arrays `parts`
+    (memmaps) joined end to end; read a chunk at a time, so memory does not grow with the stream."""
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    if n_tokens + 1 > bounds[-1]:
+        raise ConfigError(f"tokens={n_tokens}: the stream holds only {bounds[-1] - 1} targets")
+
+    def take(a, b):
+        got = [p[max(a - s, 0):max(b - s, 0)] for p, s in zip(parts, bounds[:-1])]
+        return torch.from_numpy(np.concatenate(got).astype(np.int64))[None]
+    for p in range(0, n_tokens, chunk):
+        c = min(chunk, n_tokens - p)
+        yield take(p, p + c), take(p + 1, p + c + 1)
+
+
+@torch.inference_mode()
+def stream_losses(model, chunks, cache_window, n_starting, fresh=False):
+    """Per-token losses [c] of each chunk, scored through a relative KVCache that keeps the first n_starting tokens
+    and the last cache_window ones: every token is predicted from at most n_starting + cache_window tokens, at
+    distances capped at cache_window (LM-Infinite's ceiling), which equals one forward over the whole stream under
+    model.attention(local=cache_window, n_starting=n_starting, ceiling=cache_window). fresh: each chunk from scratch."""
+    cache = KVCache(cache_window=cache_window, n_starting=n_starting, relative=True)
+    device = next(model.parameters()).device
+    with model.attention(ceiling=cache_window if n_starting else 0):  # without starting tokens no distance reaches it
+        for x, y in chunks:
+            loss = model(x.to(device), targets=y.to(device), cache=None if fresh else cache, reduction='none')[1][0]
+            yield loss.double().cpu().numpy()
+
+
+def position_buckets(n_tokens, first=64):
+    """Log-spaced edges of stream positions, as LM-Infinite's Fig. 1 plots: [0, first), then one bucket per
+    doubling, the last one ending at n_tokens."""
+    edges, e = [0], first
+    while e < n_tokens:
+        edges, e = edges + [e], 2 * e
+    return np.array(edges + [n_tokens], dtype=np.int64)
+
+
+def stream_row(cfg, r, parts, row, edges):
+    """One run and row of protocol=stream (LM-Infinite Fig. 1, StreamingLLM Fig. 3): the stream scored through the
+    bounded cache (or in windows of cache_window tokens from scratch); mean loss, seconds per position bucket, peak
+    RSS. The row's JSON names the window W and the starting tokens S, as the papers' figures do."""
+    cache_window = cfg['cache_window'] or r.L_tr  # None: the training length
+    S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
+    label = f'windows of {cache_window} from scratch' if fresh else f'S={S}, W={cache_window}'
+    loss, secs, at, shown = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0, 0
+    chunks = stream_chunks(parts, cfg['tokens'], cache_window if fresh else cfg['chunk'])
+    with Meter() as meter:
+        t, cpu = time.perf_counter(), time.process_time()
+        for losses in stream_losses(r.model, chunks, cache_window, S, fresh):
+            bucket, now = np.searchsorted(edges, np.arange(at, at + len(losses)), 'right') - 1, time.perf_counter()
+            np.add.at(loss, bucket, losses)
+            np.add.at(secs, bucket, (now - t) / len(losses))
+            at, t = at + len(losses), now
+            if at >= edges[shown + 1]:  # progress: a line when a position bucket is finished
+                shown = int(np.searchsorted(edges, at, 'right')) - 1
+                print(f"  {r.name} {label}: {at:,} tokens, perplexity so far {math.exp(loss.sum() / at):.3f}, "
+                      f"{at / (now - meter.t0):,.0f} tokens/s", flush=True)
+    cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
+    mean, n = loss.sum() / at, np.diff(edges)
+    out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=cache_window,
+               chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean), ppl_by_bucket=np.exp(loss / n).tolist(),
+               tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu, tokens_per_s_by_bucket=(n / secs).tolist(),
+               memory_method=meter.method, **meter.record())
+    print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out['ppl']):>8} over {at} tokens, last bucket "
+          f"{fmt_ppl(out['ppl_by_bucket'][-1])}, {out['tokens_per_s']:,.0f} tokens/s ({at / cpu:,.0f} per CPU s), "
+          f"peak RSS {meter.peak_mb:.0f} MB", flush=True)
+    return out
+
+
+def stream_reuse(cfg):
+    """--reuse for protocol=stream -> (the previous stream JSON or None, the ckpt patterns still to load): a run whose
+    folder is not on this machine keeps its rows, so the table grows by the runs trained here."""
+    if not cfg['reuse']:
+        return None, cfg['ckpt']
+    old = read_json(cfg['reuse'], 'reuse')
+    if not isinstance(old, dict) or old.get('protocol') != 'stream' or not all(
+            isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in old.get('results', [None])):
+        raise ConfigError(f"reuse: {cfg['reuse']} is not a stream JSON of extrapolate.py (protocol=stream, rows with "
+                          f"ckpt, row, iters)")
+    names, left = {o['ckpt'] for o in old['results']}, []
+    for p in cfg['ckpt']:
+        if not glob.glob(p) and kind(p) not in PRETRAINED and run_folder(p)[1] + extension(cfg)[0] in names:
+            print(f"note: {p} is not here: its rows are kept from {cfg['reuse']}")
+        else:
+            left.append(p)
+    return old, left
+
+
+def stream(cfg, runs, old=None):
+    """protocol=stream: every run over one stream of cfg['tokens'] targets, one row per stream_rows entry."""
+    if set(cfg['stream_rows']) - set(STREAM_ROWS) or not cfg['stream_rows']:
+        raise ConfigError(f"stream_rows={','.join(cfg['stream_rows'])}; allowed: {', '.join(STREAM_ROWS)}")
+    for r in runs:
+        if why := stream_refusal(r.model):
+            raise ConfigError(f"{r.name}: {why}")
+    folder = data_of(runs, cfg['data_dir'])
+    parts = [load_split(folder, cfg['split']).tokens]
+    if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train
+        parts.append(load_split(folder, 'train').tokens)
+    edges = position_buckets(cfg['tokens'])
+    settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'],
+                    cache_window=cfg['cache_window'])
+    if old:  # files made before None meant L_tr said 0 for it
+        old['settings'] = dict(old['settings'], cache_window=old['settings'].get('cache_window') or None)
+    if old and old.get('settings') != settings:
+        raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
+    names = {r.name: r for r in runs}
+    # rows of the reuse file are kept for runs not named here and taken for those at the same training iteration
+    done = {(o['ckpt'], o['row']): o for o in (old or {}).get('results', [])
+            if o['ckpt'] not in names or o['iters'] == names[o['ckpt']].iters}
+    rows = [o for (name, _), o in done.items() if name not in names]
+    for r, row in itertools.product(runs, cfg['stream_rows']):
+        if (r.name, row) in done:
+            print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
+        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges))
+    ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
+    md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
+          f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "
+          f"cache-relative KV cache, or windows of W scored from scratch; tokens per second (wall clock, and per CPU "
+          f"second of the process) and peak RSS of the whole stream.\n\n"
+          + md_table(['model', 'attention'] + ends + ['all', 'tokens/s', 'tokens/CPU s', 'peak RSS'],
+                     [[o['ckpt'], o['label']] + [fmt_ppl(p) for p in o['ppl_by_bucket']]
+                      + [fmt_ppl(o['ppl']), f"{o['tokens_per_s']:,.0f}", f"{o['tokens_per_cpu_s']:,.0f}",
+                         f"{o['peak_rss_mb']:.0f} MB"] for o in rows]))
+    print('\n' + md)
+    fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])
+    ckpts = list(dict.fromkeys(o['ckpt'] for o in rows))
+    for o in rows:
+        style = dict(color=f'C{ckpts.index(o["ckpt"]) % 10}', ls=STYLES[STREAM_ROWS.index(o['row'])], marker='o', ms=3)
+        ax.plot(edges[1:], o['ppl_by_bucket'], label=f"{o['ckpt']} {o['label']}", **style)
+        tax.plot(edges[1:], o['tokens_per_s_by_bucket'], **style)
+    ax.set(xscale='log', yscale='log', ylabel='perplexity in the bucket')
+    ax.set_title(f"one stream of {cfg['tokens']} tokens through a bounded cache", fontsize=10)
+    tax.set(xlabel='stream position (bucket end)', ylabel='tokens/s')
+    for a in (ax, tax):
+        a.grid(alpha=0.3, which='both')
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    data = dict(protocol='stream', settings=settings, bucket_edges=edges.tolist(), results=rows)
+    write_outputs(cfg['out_dir'] or os.path.join('results', 'stream'), cfg['name'] or 'stream', data, md, fig)
+    return data
