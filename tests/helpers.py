@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from corpus import Split
-from model import GPTConfig, make_model
+from model import GPT, GPTConfig, make_model
 
 V = 64  # vocabulary of the random-token split
 
@@ -28,6 +28,18 @@ def tiny(pe='alibi', seed=0, strong=False, build=make_model, **kw):
                 p.copy_(torch.rand_like(p) * (4.0 if name == 'table' else 1.0))
             elif name in ('table', 'r'):
                 p.normal_(0, 1)
+    return model
+
+
+def sharp(pe, **kw):
+    """tiny(strong=True) with block_size 128, so that 'learned' covers the inputs, and q, k and the output projection
+    8x their initial size, so that attention moves the logits by far more than the attention tests' tolerances
+    (test_attention.py::test_attention_moves_the_logits_well_above_the_tolerance)."""
+    model = tiny(pe, strong=True, build=GPT, **dict(dict(block_size=128), **kw))
+    with torch.no_grad():
+        for block in model.transformer.h:
+            block.attn.c_attn.weight.mul_(8.0)
+            block.attn.c_proj.weight.mul_(8.0)
     return model
 
 

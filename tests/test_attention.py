@@ -2,28 +2,17 @@
 LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients: in models whose attention moves the
 logits, and route by route on unit-scale q, k, v; the tiles of fastattn.py and both branches of sdpa_lse against a
 direct computation; on a CUDA GPU, training through FlexAttention and bf16 autocast."""
-from dataclasses import replace
-
 import pytest
 import torch
 
 import fastattn
 import helpers
-from model import GPT, KVCache, POSITIONAL_ENCODINGS, attention_reference, logits as model_logits
+from model import KVCache, POSITIONAL_ENCODINGS
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 
 
-def tiny(pe, **kw):
-    """block_size 128 so that 'learned' covers the inputs (the relative encodings do not use it); sharp attention,
-    and q, k and the output projection 8x their initial size, so that attention moves the logits by far more than
-    the tolerances below (test_attention_moves_the_logits_well_above_the_tolerance)."""
-    model = helpers.tiny(pe, strong=True, build=GPT, **dict(dict(block_size=128), **kw))
-    with torch.no_grad():
-        for block in model.transformer.h:
-            block.attn.c_attn.weight.mul_(8.0)
-            block.attn.c_proj.weight.mul_(8.0)
-    return model
+tiny = helpers.sharp
 
 
 def logits(model, idx, **opts):
@@ -257,139 +246,6 @@ def test_each_encoding_takes_its_route(pe):
                                f"If fastattn's rules give it those routes, add to ROUTE_TABLE:\n"
                                f"    {repr(pe) + ':':<20} {' '.join(got)!r},")
     assert ' '.join(got) == ROUTE_TABLE[pe], f"pe={pe!r} took {dict(zip(ROUTE_SETUPS, got))}"
-
-
-# ------------------------------------------------------------------------------------------------------------------
-# The routes against the reference on unit-scale q, k, v: logits of order 1, so that every part of the attention
-# (scale, distance tables, potential, masks) moves the output by far more than the tolerance. In the tiny models
-# above attention barely moves the logits, so a wrong scale could hide under atol there.
-# ------------------------------------------------------------------------------------------------------------------
-
-# (attention options, how the model runs): 'infer' no_grad over 0..T-1, 'train' with gradients, 'decode' the last 6
-# tokens after a KV cache of the first T - 6, 'bounded' one token after a Λ-shaped cache (first 2 + last 12)
-DIRECT = {
-    'infer': (dict(), 'infer'), 'temperature': (dict(temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
-    'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
-    'topk': (dict(local=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
-    'train': (dict(), 'train'), 'train_window': (dict(local=9, n_starting=3), 'train'),
-    'decode': (dict(), 'decode'), 'bounded': (dict(), 'bounded'),
-}
-
-
-def captured_call(model, setup, T=70):
-    """(pe, AttnCall, AttnOptions, q shape, k length, grad mode) of layer 0's attention when `model` runs `setup`."""
-    opts, how = DIRECT[setup]
-    torch.manual_seed(1)
-    idx = torch.randint(3, 64, (2, T))
-    idx[:, ::7] = 1
-    seen, real = [], fastattn.attend
-
-    def spy(q, k, v, pe, call, o, dropout, lg):
-        seen.append((pe, call, replace(o), q.shape, k.size(2), torch.is_grad_enabled()))
-        return real(q, k, v, pe, call, o, dropout, lg)
-    fastattn.attend = spy
-    try:
-        with model.attention(tile=16, **opts):
-            if how == 'train':
-                model.train()(idx, targets=idx)
-                model.eval()
-            elif how == 'infer':
-                with torch.no_grad():
-                    model(idx)
-            else:
-                with torch.no_grad():
-                    cache = KVCache(12, 2) if how == 'bounded' else KVCache()
-                    model(idx[:, :T - 6], cache=cache)
-                    seen.clear()
-                    model(idx[:, T - 6:] if how == 'decode' else idx[:, T - 6:T - 5], cache=cache)
-    finally:
-        fastattn.attend = real
-    return seen[0]
-
-
-def unit_qkv(shape, Tk, grad=False):
-    g = torch.Generator().manual_seed(2)
-    B, H, Tq, D = shape
-    q = torch.randn(B, H, Tq, D, generator=g)
-    k, v = (torch.randn(B, H, Tk, D, generator=g) for _ in range(2))
-    return [x.requires_grad_(grad) for x in (q, k, v)]
-
-
-def direct_pair(pe_name, setup):
-    """Fast and reference attention of one captured call (for training also the gradients into q, k, v and the
-    positional parameters: FoX's reach them through its potential) as lists of named parts, and the fast route."""
-    model = tiny(pe_name)
-    pe, call, o, shape, Tk, grad = captured_call(model, setup)
-    q, k, v = unit_qkv(shape, Tk, grad)
-    w = torch.randn(q.shape, generator=torch.Generator().manual_seed(3))
-    names = ['out'] + (['q', 'k', 'v'] + [n for n, _ in pe.named_parameters()] if grad else [])
-    outs = []
-    with torch.set_grad_enabled(grad):
-        for fn in (lambda *a: fastattn.attend(*a, 0.0, model_logits), attention_reference):
-            y = fn(q, k, v, pe, call, o)
-            g = torch.autograd.grad((y * w).sum(), [q, k, v] + list(pe.parameters()), allow_unused=True,
-                                    materialize_grads=True, retain_graph=True) if grad else []
-            outs.append([y.detach()] + list(g))
-        taken = fastattn.route(q, pe, call, o)
-    return names, outs, taken
-
-
-@pytest.mark.parametrize('pe', ALL)
-@pytest.mark.parametrize('setup', list(DIRECT))
-def test_every_route_equals_the_reference_on_unit_scale_inputs(pe, setup):
-    names, (fast, ref), taken = direct_pair(pe, setup)
-    assert ref[0].abs().max() > 0.5  # order-1 outputs, so 1e-5 is a tight tolerance
-    for name, a, b in zip(names, fast, ref):
-        # relative to the part's size; a parameter's gradient sums over every logit, so 1e-4 there
-        tol = (1e-5 if name in ('out', 'q', 'k', 'v') else 1e-4) * max(1.0, float(b.abs().max()))
-        assert (a - b).abs().max() <= tol, (taken, name, (a - b).abs().max())
-
-
-@pytest.mark.parametrize('setup', ['infer', 'window', 'topk', 'train', 'decode', 'bounded'])
-def test_grouped_keys_and_values_in_every_route(setup):
-    """Grouped-query attention: given H/2 key/value heads, every route (causal SDPA with enable_gqa, tiled, explicit,
-    blocks) equals the reference given each query head h its own copy of key/value head h // 2 (Llama's order)."""
-    model = tiny('rope')
-    pe, call, o, shape, Tk, grad = captured_call(model, setup)
-    q, k, v = unit_qkv(shape, Tk)
-    H = q.size(1)
-    kg, vg = k[:, :H // 2], v[:, :H // 2]
-    own = torch.arange(H) // 2
-    with torch.set_grad_enabled(grad):
-        got = fastattn.attend(q, kg, vg, pe, call, o, 0.0, model_logits)
-        want = attention_reference(q, kg[:, own], vg[:, own], pe, call, o)
-    assert want.abs().max() > 0.5 and (got - want).abs().max() <= 1e-5, (fastattn.route(q, pe, call, o), setup)
-
-
-@pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
-@pytest.mark.parametrize('pe', ['rope', 'alibi', 'gauss_wht1', 'kerple_biaswht', 'fox', 'bipe_alibi'])
-def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monkeypatch):
-    """The GPU route's score_mod and mask_mod (eager FlexAttention on CPU) where the model-level test above does not
-    reach: a query after a Λ-shaped KV cache, on unit-scale inputs; one encoding for each part of score_mod (none, a
-    bias, a weight, both, FoX's potential, BiPE's per-sequence positions)."""
-    model = tiny(pe, n_embd=64)  # head dimension 16, as a GPU's flex needs
-    pe_, call, o, shape, Tk, _ = captured_call(model, 'bounded', T=40)
-    q, k, v = unit_qkv(shape, Tk)
-    real_flex = fastattn.flex
-    monkeypatch.setattr(fastattn, 'flex', lambda *a: real_flex(*a, compiled=False))
-    with torch.no_grad():
-        got = fastattn.flex_route(q, k, v, pe_, call, o, 0.0, model_logits)
-        want = attention_reference(q, k, v, pe_, call, o)
-    assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
-    monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
-    assert fastattn.route(q, pe_, call, o) == 'flex'
-
-
-def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
-    """FlexAttention's GPU kernel refuses head dimensions under 16 when it compiles (torch 2.11 on an H100 raised
-    'NYI' for the 8 of the tiny test models), so a GPU's dispatcher sends such calls to another route."""
-    taken = {}
-    for n_embd in (32, 64):  # 4 heads: dimension 8 and 16
-        pe_, call, o, shape, _, _ = captured_call(tiny('alibi', n_embd=n_embd), 'bounded', T=40)
-        with monkeypatch.context() as m:
-            m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
-            taken[n_embd] = fastattn.route(torch.randn(shape), pe_, call, o)
-    assert taken[64] == 'flex' and taken[32] not in ('flex', 'causal'), taken
 
 
 # ------------------------------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ import sys
 import pytest
 import torch
 
-import common
 import loading
 from config import ConfigError
 from model import GPT, GPTConfig

@@ -232,7 +232,6 @@ def test_kjv_parse():
 def test_a_preparation_stopped_halfway_leaves_the_previous_corpus_whole(tmp_path):
     """Everything is written beside out_dir and moved in at the end: an error (or a kill) part way through the
     documents leaves the last corpus byte for byte, and the readers keep reading it."""
-    import common
     tok = loading.get_tokenizer('bytes')
     docs = [(s, f'{s} document {i}\n' * (i + 1)) for i in range(4) for s in SPLITS]
     out = tmp_path / 'corpus'

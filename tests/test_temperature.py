@@ -2,7 +2,6 @@
 with length (windowed ALiBi) gets tau = 1; RegularGPT's statistics follow the layers that actually run."""
 import math
 
-import numpy as np
 import pytest
 import torch
 
