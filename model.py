@@ -247,14 +247,14 @@ class XPos(RoPE):
     to about 36k tokens with B = 512."""
 
     def __init__(self, config):
-        super().__init__(config)
-        hd = config.head_size
-        self.register_buffer('zeta', (torch.arange(0, hd, 2).float() / hd + 0.4) / 1.4, persistent=False)
+        super().__init__(config)  # zeta over the rotated dims (self.dim): a pair's two dims must decay alike
+        self.register_buffer('zeta', (torch.arange(0, self.dim, 2).float() / self.dim + 0.4) / 1.4, persistent=False)
 
     def rotate(self, x, rel, key=False, scale=True):
         power = rel[:, None, :, None].float() / self.config.xpos_scale_base
-        decay = self.zeta ** (-power if key else power)            # [b,1,T,D/2]
-        return super().rotate(x, rel, scale=scale) * torch.cat([decay, decay], -1).to(x.dtype)
+        decay = self.zeta ** (-power if key else power)            # [b,1,T,dim/2]; dims past rotary_dim keep 1
+        decay = torch.cat([decay, decay, decay.new_ones(*decay.shape[:-1], x.size(-1) - self.dim)], -1)
+        return super().rotate(x, rel, scale=scale) * decay.to(x.dtype)
 
 
 def alibi_slopes(n_head):

@@ -171,6 +171,20 @@ def test_rotary_logits_are_the_closed_form_at_distance_m_minus_n(pe, kw):
         assert float(got) == pytest.approx(want, rel=1e-4, abs=1e-4), (m, n)
 
 
+def test_partial_xpos_stays_relative():
+    """rotary_dim=4 of 8: the rotated pairs decay by their own zeta_i = (2i/4 + 0.4) / 1.4 over the rotated dims, the
+    4 dims past them neither turn nor decay, so the score depends on m - n alone (a zeta over all 8 dims broke this)."""
+    enc = tiny('xpos', n_head=1, n_embd=8, rotary_dim=4, xpos_scale_base=4.0).pe
+    theta, zeta = 10000.0 ** (-torch.arange(0, 4, 2).double() / 4), (torch.arange(0, 4, 2).double() / 4 + 0.4) / 1.4
+    g = torch.Generator().manual_seed(1)
+    for m, n in [(5, 2), (105, 102), (9, 0)]:
+        q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
+        got = (enc.rotate(q.view(1, 1, 1, 8), torch.tensor([[m]])) *
+               enc.rotate(k.view(1, 1, 1, 8), torch.tensor([[n]]), key=True)).sum()
+        want = helpers.rotary_closed_form(q[:4], k[:4], m, n, theta, zeta ** ((m - n) / 4.0)) + float(q[4:] @ k[4:])
+        assert float(got) == pytest.approx(want, rel=1e-4, abs=1e-4), (m, n)
+
+
 def test_cope_positions_count_the_gates():
     """With gates of exactly 0 or 1 and q.e[i] = i, CoPE's term is the number of counted keys between n and m."""
     pe = tiny('cope', n_head=1, n_embd=4, cope_max_pos=8).pe
@@ -272,7 +286,7 @@ def test_randomized_positions_reach_every_positional_encoding(pe):
     torch.manual_seed(2)
     b = model(idx, targets=idx, reduction='none')[1]
     assert not torch.equal(a, b)  # other positions, other losses
-    model.pe.cfg.randomized_positions = 0  # the same draws without randomization: nothing changes
+    model.pe.config.randomized_positions = 0  # the same draws without randomization: nothing changes
     torch.manual_seed(1)
     c = model(idx, targets=idx, reduction='none')[1]
     torch.manual_seed(2)
@@ -312,7 +326,7 @@ def test_randomized_positions_with_a_kv_cache_are_the_token_order():
     with torch.no_grad():
         steps = [model(idx[:, :12], cache=cache)[0][:, -1]] + [model(idx[:, t:t + 1], cache=cache)[0][:, -1]
                                                              for t in range(12, 20)]
-        model.pe.cfg.randomized_positions = 0
+        model.pe.config.randomized_positions = 0
         full = model(idx, targets=idx)[0]
     assert all(torch.allclose(s, full[:, t], atol=1e-5) for s, t in zip(steps, range(11, 20)))
     with pytest.raises(ValueError, match="pe='bipe_rope' has segment positions"):
