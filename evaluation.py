@@ -21,10 +21,10 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
     the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
     the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. -> [len(ends) * last_k]."""
     ends = np.asarray(ends)
-    B = max(1, batch_tokens // L)
+    rows = max(1, batch_tokens // L)  # windows per forward pass
     out = []
-    for i in range(0, len(ends), B):
-        x, y = windows(tokens, ends[i:i + B] - L, L)
+    for i in range(0, len(ends), rows):
+        x, y = windows(tokens, ends[i:i + rows] - L, L)
         if last_k == 1:
             logits, _ = model(x)  # the last position only
             out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
@@ -43,8 +43,9 @@ def last_losses(model, x, y, k):
 def segment_losses(model, tokens, starts, L, batch_tokens=16384):
     """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch."""
     starts = np.asarray(starts)
-    B = max(1, batch_tokens // L)
-    out = [model(*windows(tokens, starts[i:i + B], L), reduction='none')[1].double() for i in range(0, len(starts), B)]
+    rows = max(1, batch_tokens // L)
+    out = [model(*windows(tokens, starts[i:i + rows], L), reduction='none')[1].double()
+           for i in range(0, len(starts), rows)]
     return torch.cat(out).numpy() if out else np.zeros((0, L))
 
 
@@ -63,15 +64,16 @@ def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384
         raise ConfigError(f"stride={stride} is outside 1..L_ex={L}")
     if n_tokens < L:
         raise ConfigError(f"span of {n_tokens} tokens is shorter than L_ex={L}")
-    ws = list(range(start, start + n_tokens - L + 1, stride))
-    if ws[-1] + L < start + n_tokens:
-        ws.append(start + n_tokens - L)
-    new = [L] + [b - a for a, b in zip(ws, ws[1:])]  # targets a window adds beyond the previous window's end
-    B = max(1, batch_tokens // L)
+    window_starts = list(range(start, start + n_tokens - L + 1, stride))
+    if window_starts[-1] + L < start + n_tokens:
+        window_starts.append(start + n_tokens - L)
+    # the targets each window adds beyond the previous window's end
+    new = [L] + [b - a for a, b in zip(window_starts, window_starts[1:])]
+    rows = max(1, batch_tokens // L)
     out = []
-    for i in range(0, len(ws), B):
-        _, loss = model(*windows(tokens, ws[i:i + B], L), reduction='none')
-        out += [row[L - k:].double() for row, k in zip(loss, new[i:i + B])]
+    for i in range(0, len(window_starts), rows):
+        _, loss = model(*windows(tokens, window_starts[i:i + rows], L), reduction='none')
+        out += [row[L - k:].double() for row, k in zip(loss, new[i:i + rows])]
     return torch.cat(out).numpy()
 
 
@@ -164,8 +166,8 @@ ERF_MASS = 0.99  # thesis 4.5.1: ERF = the most recent tokens holding 99% of the
 
 
 def embedding_grad_norms(model, emb, loss_fn):
-    """|g_m| = |d loss / d e_m| for every output e_m [B, T] of the embedding module emb, loss = loss_fn() (a forward
-    pass run here); a hook makes e a fresh leaf, so no parameter gets a gradient. Returns float64 [B, T]."""
+    """|g_m| = |d loss / d e_m| for every output e_m [rows, T] of the embedding module emb, loss = loss_fn() (a forward
+    pass run here); a hook makes e a fresh leaf, so no parameter gets a gradient. Returns float64 [rows, T]."""
     grads = {}
 
     def leaf(module, inp, out):
