@@ -12,19 +12,23 @@ rounds), so that the ratios against pe='none' hold on a shared machine. Training
 import concurrent.futures
 import ctypes
 import dataclasses
+import json
 import math
 import multiprocessing
 import os
+import platform
 import resource
 import statistics
+import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import (Meter, forward_backward, load_meta, data_folder, md_table, optimizer_step, pick_device, precision,
-                    rss_mb, stream_chunks, stream_losses, stream_refusal)
+from common import forward_backward, md_table, Meter, optimizer_step, pick_device, precision, rss_mb
+from corpus import data_folder, load_meta
+from streaming import stream_chunks, stream_losses, stream_refusal
 from config import ConfigError, run
 import fastattn
 import pretrained
@@ -33,7 +37,8 @@ from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, 
 
 DEFAULTS = dict(
     mode='train',               # train | eval | attention | regular | pretrained | stream
-    pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing)
+    pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing);
+                                # eval also takes one variant of one encoding: alibi+lm_infinite
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
     lengths=[256, 1024, 4096],  # eval / attention / regular: sequence lengths
@@ -63,6 +68,8 @@ DEFAULTS = dict(
     compile=False,
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
+    peak_tflops=0.0,            # train on a GPU: MFU against this peak (H100 SXM, H200: 989 bf16 dense); 0: A100's 312
+    json='',                    # also write the figures to this JSON file, with the command and machine
 )
 for _f in dataclasses.fields(GPTConfig):
     DEFAULTS.setdefault(_f.name, _f.default)
@@ -84,9 +91,11 @@ def model_config(cfg, **kw):
     return GPTConfig(**dict(args, **kw))
 
 
-def encodings(cfg):
+def encodings(cfg, one_variant=False):
+    """The encodings to time, 'none' (the baseline) first. With one_variant (eval) an entry may name one variant of
+    one encoding, alibi+lm_infinite, which then runs in that variant alone."""
     pes = list(cfg['pes'])
-    bad = [p for p in pes if p not in POSITIONAL_ENCODINGS]
+    bad = [p for p in pes if (p.partition('+')[0] if one_variant else p) not in POSITIONAL_ENCODINGS]
     if bad:
         raise ConfigError(f"pes: unknown encoding(s) {', '.join(bad)}; known: {', '.join(POSITIONAL_ENCODINGS)}")
     return pes if 'none' in pes else ['none'] + pes
@@ -140,18 +149,22 @@ def bench_train(cfg, device):
         return timed(lambda: (forward_backward(run_model, batches, ctx, scaler),
                               optimizer_step(m, opt, scaler, cfg['grad_clip'])), device)
     res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
-    rows = []
+    cuda, peak = device.startswith('cuda'), (cfg['peak_tflops'] or 312) * 1e12  # 312: model.estimate_mfu's A100
+    out, rows = {}, []
     for pe, (m, _, _) in models.items():
-        ms = 1000 * statistics.median(r['s'] for r in res[pe])
-        rows.append([pe, f'{m.get_num_params() / 1e6:.2f}M', f'{ms:.1f}', f'{B * T * n_micro / ms * 1000:,.0f}',
-                     f'{ratio[pe]:.2f}', f"{max(r['mb'] for r in res[pe]):.0f}"]
-                    + ([f"{100 * m.estimate_mfu(B * n_micro, ms / 1000):.1f}%"] if device.startswith('cuda') else []))
-    head = ['pe', 'params', 'ms/step', 'tokens/s', 'time vs none', 'peak MiB' + (' (allocated)' if device.startswith('cuda') else ' (RSS increase)')]
+        s = statistics.median(r['s'] for r in res[pe])
+        out[pe] = dict(params=m.get_num_params(), ms_per_step=1000 * s, tokens_per_s=B * T * n_micro / s,
+                       ratio_to_none=ratio[pe], peak_mb=max(r['mb'] for r in res[pe]),
+                       mfu=m.estimate_mfu(B * n_micro, s, peak) if cuda else None)
+        o = out[pe]
+        rows.append([pe, f"{o['params'] / 1e6:.2f}M", f"{o['ms_per_step']:.1f}", f"{o['tokens_per_s']:,.0f}",
+                     f"{o['ratio_to_none']:.2f}", f"{o['peak_mb']:.0f}"] + ([f"{100 * o['mfu']:.1f}%"] if cuda else []))
+    head = ['pe', 'params', 'ms/step', 'tokens/s', 'time vs none', 'peak MiB' + (' (allocated)' if cuda else ' (RSS increase)')]
     print(f"\ntraining step on {device} ({dtype}, {torch.get_num_threads()} threads), {cfg['n_layer']} layers x "
           f"{cfg['n_embd']}, batch {B} x {n_micro} x {T} tokens, compile={cfg['compile']}; median of {cfg['rounds']} "
           f"interleaved rounds after {cfg['warmup']}; 'time vs none' is the median per-round ratio\n")
-    print(md_table(head + (['MFU'] if device.startswith('cuda') else []), rows))
-    return rows
+    print(md_table(head + ([f'MFU of {peak / 1e12:g} TFLOPS'] if cuda else []), rows))
+    return out
 
 
 @torch.no_grad()
@@ -159,13 +172,15 @@ def bench_eval(cfg, device):
     """No-grad forward of one length-T input (logits of the last position) per encoding and variant, interleaved
     with pe='none', the unbiased kernel every ratio is taken against."""
     _, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
-    bad = [v for v in cfg['variants'] if v not in ('', 'window', 'lm_infinite')]
+    pes = encodings(cfg, one_variant=True)
+    bad = [v for v in cfg['variants'] + [p.partition('+')[2] for p in pes] if v not in ('', 'window', 'lm_infinite')]
     if bad:
         raise ConfigError(f"variants: unknown {', '.join(bad)}; known: '' (as trained), window, lm_infinite")
     L = cfg['block_size']
     models, opts = {}, {}
-    for pe in encodings(cfg):
-        for var in ([''] if pe == 'none' else cfg['variants']):
+    for entry in pes:
+        pe, _, only = entry.partition('+')  # alibi+lm_infinite: that variant only
+        for var in [only] if only else [''] if pe == 'none' else cfg['variants']:
             name = pe + (f'+{var}' if var else '')
             torch.manual_seed(cfg['seed'])
             models[name] = make_model(model_config(cfg, pe=pe, window=L if var == 'window' else 0)).to(device).eval()
@@ -188,6 +203,8 @@ def bench_eval(cfg, device):
         with torch.no_grad(), fastattn.recording() as taken, models[name].attention(**opts[name]):
             models[name](x[:, :64])  # which of fastattn's routes the timed forwards took
         row = [name, '/'.join(sorted(set(taken)))]
+        for T in Ts:
+            out[name, T]['route'] = row[1]
         row += [f"{out[name, T]['s']:.3f} s / {out[name, T]['ratio']:.2f}x / {out[name, T]['mb']:.0f} MiB" for T in Ts]
         row += [f"{out[name, b]['mb'] / max(out[name, a]['mb'], 1e-9):.2f}" for a, b in zip(Ts, Ts[1:])]
         rows.append(row)
@@ -400,7 +417,25 @@ def main(cfg):
             raise ConfigError(f"{key}={cfg[key]} must be >= 1")
     if not cfg['lengths'] or min(cfg['lengths']) < 2:
         raise ConfigError(f"lengths={cfg['lengths']} must all be >= 2 tokens")
-    return MODES[cfg['mode']](cfg, pick_device(cfg['device']))
+    device = pick_device(cfg['device'])
+    out = MODES[cfg['mode']](cfg, device)
+    if cfg['json']:
+        write_json(cfg['json'], cfg, device, out)
+    return out
+
+
+def write_json(path, cfg, device, out):
+    """--json: the figures, with the command, machine and settings that made them (results.sh lease reads them)."""
+    if isinstance(out, dict) and any(isinstance(k, tuple) for k in out):  # (name, T) keys: JSON has string keys only
+        out = [dict(name=k[0], T=k[1], **v) for k, v in out.items()]
+    data = dict(command='python ' + ' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:]), mode=cfg['mode'],
+                device=device, gpu=torch.cuda.get_device_name(device) if device.startswith('cuda') else None,
+                torch=torch.__version__, python=platform.python_version(), settings=cfg, results=out)
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    with open(path + '.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves no half file
+        json.dump(data, f, indent=1, default=str)
+    os.replace(path + '.tmp', path)
+    print(f'wrote {path}')
 
 
 if __name__ == '__main__':

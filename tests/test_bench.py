@@ -1,5 +1,7 @@
 """bench.py: the candidate attention implementations equal the reference, the interleaving arithmetic, and each
 mode running end to end on a very small model (timings themselves are never asserted)."""
+import json
+
 import pytest
 import torch
 
@@ -36,18 +38,32 @@ def test_interleaving_rotates_the_order_and_takes_per_round_ratios():
 
 @pytest.mark.parametrize('mode, extra', [('train', {}), ('eval', dict(lengths=[32, 64], variants=['', 'lm_infinite'])),
                                          ('regular', dict(lengths=[16, 32]))])
-def test_modes_run_on_a_tiny_model(mode, extra, capsys):
+def test_modes_run_on_a_tiny_model(mode, extra, capsys, tmp_path):
     cfg = dict(bench.DEFAULTS, mode=mode, pes=['alibi', 'kerple_log'], rounds=1, warmup=0, n_layer=1, n_head=2,
-               n_embd=16, block_size=16, batch_size=2, vocab_size=32, device='cpu', **extra)
+               n_embd=16, block_size=16, batch_size=2, vocab_size=32, device='cpu', json=str(tmp_path / 'b.json'), **extra)
     out = bench.main(cfg)
     printed = capsys.readouterr().out
+    saved = json.load(open(tmp_path / 'b.json'))  # --json: the same figures, with the command and the machine
+    assert saved['mode'] == mode and saved['command'].startswith('python ') and saved['torch'] == torch.__version__
     if mode == 'train':
-        assert [r[0] for r in out] == ['none', 'alibi', 'kerple_log'] and '| none |' in printed
+        assert list(out) == ['none', 'alibi', 'kerple_log'] and '| none |' in printed
+        assert out['none']['ratio_to_none'] == 1.0 and out['alibi']['mfu'] is None  # MFU on a GPU only
+        assert [r['tokens_per_s'] for r in saved['results'].values()] == [o['tokens_per_s'] for o in out.values()]
     elif mode == 'eval':
         names = ('none', 'alibi', 'kerple_log', 'alibi+lm_infinite', 'kerple_log+lm_infinite')
         assert set(out) == {(name, T) for name in names for T in (32, 64)}
         assert out['none', 32]['ratio'] == 1.0
         # the table names the route each forward took (fastattn.route)
         assert '| none | causal |' in printed and '| alibi | tiled |' in printed and '| kerple_log+lm_infinite | tiled |' in printed
+        assert {(r['name'], r['T'], r['route']) for r in saved['results'] if r['name'] == 'alibi'} == {('alibi', 32, 'tiled'), ('alibi', 64, 'tiled')}
     else:
         assert set(out) == {16, 32} and set(out[16]) == {'plain', 'gather', 'reduce'}
+
+
+def test_eval_takes_one_variant_of_one_encoding(capsys):
+    """results.sh lease times alibi+lm_infinite beside the plain encodings, without LM-Infinite for all of them."""
+    cfg = dict(bench.DEFAULTS, mode='eval', pes=['alibi', 'alibi+lm_infinite'], lengths=[32], rounds=1, warmup=0,
+               n_layer=1, n_head=2, n_embd=16, block_size=16, vocab_size=32, device='cpu')
+    assert {name for name, _ in bench.main(cfg)} == {'none', 'alibi', 'alibi+lm_infinite'}
+    with pytest.raises(bench.ConfigError, match='unknown'):
+        bench.main(dict(cfg, pes=['alibi+lm_infinity']))
