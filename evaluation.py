@@ -97,13 +97,16 @@ def last_positions(model, k):
 # --------------------------------------------------------------------------------------------
 
 VARIANT_DEFAULTS = dict(
-    windowed=False,             # windowed@L_tr: every token sees the last L_tr tokens only (thesis Figs. 3.5/3.7)
+    windowed=False,             # windowed@L_tr: every token sees the last L_tr tokens only (thesis Figs. 3.5/3.7) ...
+    windowed_at=0,              # ... or the last windowed_at tokens (0: L_tr)
     lm_infinite=False,          # LM-Infinite: Λ-mask (n_starting + last L_tr tokens) and distance ceiling L_tr
     n_starting=10,              # LM-Infinite's starting tokens (the paper: 5..100 work)
     topk=0,                     # LM-Infinite's top-k middle tokens (implies lm_infinite; the paper: 5)
     topk_from_layer=5,          # top-k only in layers >= this one, 0-based (the paper's h = 5 on Llama-2)
     temperature='',             # softmax temperature (thesis ch. 5): '0.9', or per length multiple '2:0.95,4:0.9'
     no_vanilla=False,           # leave out the unmodified model
+    extend_layers='',           # the layers that rope_scaling, windowed and lm_infinite reach: all | global | local (a
+                                # window of its own: Gemma 3's sliding layers) | '' (the checkpoint's; all unless it says)
 )
 
 
@@ -126,7 +129,8 @@ def variants(cfg):
     """[(label, fn(L_tr, mult) -> model.attention kwargs)]: vanilla first, then the modifications asked for."""
     out = [] if cfg['no_vanilla'] else [('vanilla', lambda L_tr, m: {})]
     if cfg['windowed']:
-        out.append(('windowed@L_tr', lambda L_tr, m: dict(local=L_tr)))
+        w = cfg.get('windowed_at', 0)
+        out.append((f'windowed@{w or "L_tr"}', lambda L_tr, m: dict(local=w or L_tr)))
     if cfg['lm_infinite'] or cfg['topk']:
         # LM-Infinite (paper 002, sec. 4, App. A): Λ-mask = first n_starting + last L_pretrain tokens, distance
         # ceiling L_pretrain; top-k middle tokens at distance L_pretrain / 2, in the layers from topk_from_layer on
@@ -143,11 +147,14 @@ def variants(cfg):
 
 
 def extension(cfg):
-    """A script's --rope_scaling/--rope_scale -> (what run names gain: '+yarn4', or '', the model overrides)."""
-    if not cfg['rope_scaling']:
-        return '', {}
-    return f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}", dict(rope_scaling=cfg['rope_scaling'],
-                                                               rope_scale=cfg['rope_scale'])
+    """A script's --rope_scaling/--rope_scale/--extend_layers -> (what run names gain: '+yarn4', '+yarn4@global',
+    '@local' or '', the model overrides)."""
+    layers = cfg.get('extend_layers') or ''
+    over = dict(extend_layers=layers) if layers else {}
+    if cfg.get('rope_scaling'):
+        over.update(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale'])
+    return (f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if cfg.get('rope_scaling') else '') + \
+        (f'@{layers}' if layers else ''), over
 
 
 def ex_len(mult, L_tr):

@@ -21,6 +21,8 @@ import fastattn
 import rope_scaling
 from fastattn import allowed_keys, distance_table, keys_seen
 
+GATED = ('swiglu', 'geglu')  # MLPs whose c_fc holds [gate; up]: SiLU-gated (SwiGLU) and tanh-GELU-gated (GeGLU, Gemma)
+
 
 @dataclass
 class GPTConfig:
@@ -61,12 +63,23 @@ class GPTConfig:
     head_dim: int = 0           # per-head width (0: n_embd // n_head)
     norm: str = 'layernorm'     # 'layernorm' | 'rmsnorm'
     norm_eps: float = 1e-5
-    mlp: str = 'gelu'           # 'gelu' | 'gelu_tanh' | 'swiglu' (SiLU-gated)
+    mlp: str = 'gelu'           # 'gelu' | 'gelu_tanh' | 'swiglu' (SiLU-gated) | 'geglu' (tanh-GELU-gated, Gemma)
     mlp_hidden: int = 0         # MLP width (0: 4 * n_embd)
     qkv_bias: bool = False      # biases on q, k and v even without `bias` (Qwen2)
     tie_head: bool = True       # the output head shares the token embedding
     parallel_residual: bool = False  # x + attn(ln_1(x)) + mlp(ln_2(x)) (GPT-NeoX)
     rotary_dim: int = 0         # RoPE turns the first rotary_dim dims of each head (0: all; GPT-NeoX's rotary_pct)
+    qk_norm: bool = False       # a norm of each head's q and k before the rotation (Gemma 3, Qwen3)
+    post_norm: bool = False     # also a norm on each branch's output before the residual add (Gemma 2/3)
+    embd_mult: float = 1.0      # the token embeddings times this (Gemma: sqrt(n_embd))
+    attn_scale: float = 0.0     # the q.k scale (0: 1/sqrt(head size); Gemma: query_pre_attn_scalar^-0.5)
+    layer_attn: tuple = ()      # per layer (window, rope_base), 0: `window`/`rope_base`; local: a window of its own (Gemma)
+    extend_layers: str = 'all'  # layers rope_scaling and AttnOptions' local/n_starting/ceiling/topk reach: all|global|local
+
+    def layer(self, i):
+        """Layer i's window, RoPE base, and whether rope_scaling and the evaluation-time options reach it."""
+        w, b = self.layer_attn[i] if self.layer_attn else (0, 0)
+        return int(w or self.window), float(b or self.rope_base), self.extend_layers in ('all', 'local' if w else 'global')
 
     @property
     def head_size(self):
@@ -74,8 +87,10 @@ class GPTConfig:
 
     def __post_init__(self):
         """Refuse a setting that cannot build a model, with one line naming the value and what is allowed."""
-        if self.pe not in POSITIONAL_ENCODINGS:
-            raise ValueError(f"unknown pe={self.pe!r}; choose one of: {', '.join(POSITIONAL_ENCODINGS)}")
+        for name, allowed in (('pe', tuple(POSITIONAL_ENCODINGS)), ('norm', ('layernorm', 'rmsnorm')), ('regular_impl',
+                              REGULAR_IMPLS), ('mlp', ('gelu', 'gelu_tanh') + GATED), ('extend_layers', ('all', 'global', 'local'))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"unknown {name}={getattr(self, name)!r}; choose one of: {', '.join(allowed)}")
         for name in ('vocab_size', 'block_size', 'n_layer', 'n_head', 'n_embd', 'sandwich_dbar', 'chunk_size', 'thickness'):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be a positive integer")
@@ -83,17 +98,15 @@ class GPTConfig:
             raise ValueError(f"n_embd={self.n_embd} must be divisible by n_head={self.n_head} (or set head_dim)")
         if self.n_kv_head < 0 or self.n_head % (self.n_kv_head or self.n_head):
             raise ValueError(f"n_kv_head={self.n_kv_head} must divide n_head={self.n_head} (0: n_head)")
-        for name, allowed in (('norm', ('layernorm', 'rmsnorm')), ('mlp', ('gelu', 'gelu_tanh', 'swiglu'))):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"unknown {name}={getattr(self, name)!r}; choose one of: {', '.join(allowed)}")
+        self.layer_attn = tuple((int(w), float(b)) for w, b in self.layer_attn)  # a JSON list back to pairs
+        if len(self.layer_attn) not in (0, self.n_layer) or min([w for w, _ in self.layer_attn], default=0) < 0:
+            raise ValueError(f"layer_attn={self.layer_attn} must hold n_layer={self.n_layer} (window >= 0, rope_base) pairs")
         if self.rotary_dim % 2 or not 0 <= self.rotary_dim <= self.head_size:
             raise ValueError(f"rotary_dim={self.rotary_dim} must be even and in [0, head size {self.head_size}]")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout} must lie in [0, 1)")
         if self.window < 0:
             raise ValueError(f"window={self.window} must be >= 0 (0: no window)")
-        if self.regular_impl not in REGULAR_IMPLS:
-            raise ValueError(f"unknown regular_impl={self.regular_impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
         if self.pe == 'regular' and self.chunk_size < 2:
             raise ValueError(f"RegularGPT needs chunk_size >= 2, got chunk_size={self.chunk_size}")
         rope_scaling.check(self)
@@ -108,13 +121,12 @@ class GPTConfig:
 # Positional encodings. Each one is a small module behind one interface; the model calls
 #   positions(idx, start, state, cached) -> (Positions, state)   which position every token has
 #   embed(pos)          -> [b,T,C] or None   absolute part, added to the token embeddings
-#   rotate(x, rel, key, scale) -> x          rotary part, applied to queries (key=False) and keys (key=True);
-#                                            scale=False leaves out a constant factor (YaRN's), so rotations compose
+#   rotate(x, rel, key, scale, layer) -> x   rotary part, applied to queries (key=False) and keys (key=True) of a
+#                                            layer; scale=False leaves out a constant factor (YaRN's), so they compose
 #   bias(layer, d, m)   -> [H, n] or None    additive logit bias for distances d = m - n (float [n]); an encoding
 #                                            of kind 'query' also depends on the query positions m ([H, *d.shape])
 #   weight(layer, d)    -> [H, n] or None    multiplicative factor on q.k for distances d
-#   slope(layer)        -> [H] or None       a bias that is linear in d, -slope * d (ALiBi): the fast routes write it
-#                                            as slope * n - slope * m and fold it into q.k
+#   slope(layer)        -> [H] or None       a bias linear in d, -slope * d (ALiBi), that the fast routes fold into q.k
 #   potential(layer, x, last) -> [B,H,T] or None   a content-dependent bias pot[n] - pot[m] (FoX's running sum of log
 #                                            forget gates, from the layer input x; `last`: the cached keys' last value)
 #   content(layer, q, logits) -> [B,H,tq,tk] or None   a logit term computed from q and the logits (CoPE)
@@ -153,26 +165,12 @@ class PositionalEncoding(nn.Module):
             return Positions(i, r, r), None
         return Positions(i, i[None], i[None]), None
 
-    def embed(self, pos):
-        return None
-
-    def rotate(self, x, rel, key=False, scale=True):
+    def rotate(self, x, rel, key=False, scale=True, layer=0):
         return x
 
-    def bias(self, layer, d, m=None):
+    def none(self, *args, **kw):  # the parts an encoding lacks (their signatures: above)
         return None
-
-    def weight(self, layer, d):
-        return None
-
-    def slope(self, layer):
-        return None
-
-    def potential(self, layer, x, last=None):
-        return None
-
-    def content(self, layer, q, logits):
-        return None
+    embed = bias = weight = slope = potential = content = none
 
 
 class NoPE(PositionalEncoding):
@@ -213,7 +211,8 @@ class RoPE(PositionalEncoding):
     """Rotary embedding (Su et al.): q.k then depends on positions only through m - n. rope_scaling stretches it
     to s = rope_scale times the training length (rope_scaling.py): 'pi' rotates by m / s (Chen et al. 2023), 'ntk'
     raises the base to base * s^(D/(D-2)), 'dynamic' raises it with the input's length, 'yarn' and 'llama3'
-    interpolate only the pairs of long wavelength (yarn also sharpens the logits, Peng et al.)."""
+    interpolate only the pairs of long wavelength (yarn also sharpens the logits, Peng et al.). Per-layer bases or
+    extensions (GPTConfig.layer_attn, extend_layers) make inv_freq [n_layer, D/2] and mscale a list."""
     kinds = ('rotary',)
 
     def __init__(self, config):
@@ -221,24 +220,24 @@ class RoPE(PositionalEncoding):
         self.dim = config.rotary_dim or config.head_size  # frequencies over the rotated dims only (GPT-NeoX's rotary_pct)
         if self.dim % 2:
             raise ValueError(f"pe={config.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
-        inv, self.mscale = rope_scaling.frequencies(config, self.dim)
+        inv, self.mscale = rope_scaling.layer_frequencies(config, self.dim)
         self.register_buffer('inv_freq', inv, persistent=False)
 
     def positions(self, idx, start, state, cached=False):
         pos, state = super().positions(idx, start, state, cached)
         if self.config.rope_scaling == 'dynamic':
-            # the base follows this input's last position, as transformers' does; decoding with a KV cache, each new
-            # token gets the base of its own length and the cached keys keep the rotation they were stored with
-            self.inv_freq = rope_scaling.frequencies(self.config, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
+            # the base follows the input's last position (transformers'); with a KV cache, cached keys keep theirs
+            self.inv_freq = rope_scaling.layer_frequencies(self.config, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
         return pos, state
 
-    def rotate(self, x, rel, key=False, scale=True):
-        ang = rel[:, None, :, None].float() * self.inv_freq        # [b,1,T,D/2]
+    def rotate(self, x, rel, key=False, scale=True, layer=0):
+        one = self.inv_freq.dim() == 1
+        ang = rel[:, None, :, None].float() * (self.inv_freq if one else self.inv_freq[layer])  # [b,1,T,D/2]
         cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-        r = 2 * cos.size(-1)  # rotary_dim: the dims past it pass through unrotated
+        r, s = 2 * cos.size(-1), self.mscale if one else self.mscale[layer]  # r: the dims past it pass through unrotated
         x1, x2 = x[..., :r].chunk(2, dim=-1)
         x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos, x[..., r:]], dim=-1)
-        return x * self.mscale if scale and self.mscale != 1.0 else x
+        return x * s if scale and s != 1.0 else x
 
 
 class XPos(RoPE):
@@ -250,11 +249,11 @@ class XPos(RoPE):
         super().__init__(config)  # zeta over the rotated dims (self.dim): a pair's two dims must decay alike
         self.register_buffer('zeta', (torch.arange(0, self.dim, 2).float() / self.dim + 0.4) / 1.4, persistent=False)
 
-    def rotate(self, x, rel, key=False, scale=True):
+    def rotate(self, x, rel, key=False, scale=True, layer=0):
         power = rel[:, None, :, None].float() / self.config.xpos_scale_base
         decay = self.zeta ** (-power if key else power)            # [b,1,T,dim/2]; dims past rotary_dim keep 1
         decay = torch.cat([decay, decay, decay.new_ones(*decay.shape[:-1], x.size(-1) - self.dim)], -1)
-        return super().rotate(x, rel, scale=scale) * decay.to(x.dtype)
+        return super().rotate(x, rel, scale=scale, layer=layer) * decay.to(x.dtype)
 
 
 def alibi_slopes(n_head):
@@ -449,8 +448,8 @@ class BiPE(PositionalEncoding):
     def embed(self, pos):
         return sinusoid(pos.abs, self.config.n_embd)
 
-    def rotate(self, x, rel, key=False, scale=True):
-        return self.inner.rotate(x, rel, key, scale)
+    def rotate(self, x, rel, key=False, scale=True, layer=0):
+        return self.inner.rotate(x, rel, key, scale, layer)
 
     def bias(self, layer, d, m=None):
         return self.inner.bias(layer, d)
@@ -604,13 +603,13 @@ class AttnCall:
 class KVCache:
     """Past keys and values for incremental decoding. With cache_window > 0 it keeps only the first n_starting tokens
     and the last cache_window ones (constant memory): thesis 4.9.2's sliding cache or LM-Infinite's Λ-shaped one,
-    masked to match. relative=True (streaming; StreamingLLM 3.2): keys are cached unrotated and rotated by their slot, so
-    positions stay small in any stream while token indices (masks) count on; slots shrink the distances to the
-    starting tokens, so pair it with ceiling=cache_window (LM-Infinite), where those are all that far anyway."""
+    masked to match; a local layer (add's window > 0) keeps its window's. relative=True (streaming; StreamingLLM
+    3.2): keys are cached unrotated and rotated by their slot, so positions stay small in any stream while token indices
+    (masks) count on; slots shrink the distances to the starting tokens, so pair it with ceiling=cache_window."""
 
     def __init__(self, cache_window=0, n_starting=0, relative=False):
         self.cache_window, self.n_starting, self.relative = cache_window, n_starting, relative
-        self.k, self.v, self.pot = {}, {}, {}
+        self.k, self.v, self.pot, self.window = {}, {}, {}, {}  # window: a local layer's own
         self.idx = self.rel = None   # token index [Tk] and relative position [b,Tk] of every cached key
         self.next, self.pe_state = 0, None
 
@@ -624,23 +623,28 @@ class KVCache:
         self.next, self.pe_state = int(pos.idx[-1]) + 1, pe_state
         return pos
 
-    def add(self, layer, k, v, pot=None):
+    def add(self, layer, k, v, pot=None, window=0):
         if layer in self.k:
             k, v = torch.cat([self.k[layer], k], dim=2), torch.cat([self.v[layer], v], dim=2)
             pot = torch.cat([self.pot[layer], pot], dim=2) if pot is not None else None
-        self.k[layer], self.v[layer], self.pot[layer] = k, v, pot
+        self.k[layer], self.v[layer], self.pot[layer], self.window[layer] = k, v, pot, window
         return k, v, pot
 
     def trim(self):
         n = self.idx.numel()
-        if self.cache_window <= 0 or n <= self.n_starting + self.cache_window:
-            return
-        keep = torch.cat([torch.arange(self.n_starting), torch.arange(n - self.cache_window, n)]).to(self.idx.device)
-        self.idx, self.rel = self.idx[keep], self.rel[:, :keep.numel()] if self.relative else self.rel[:, keep]
+        keep = torch.arange(n, device=self.idx.device)
+        if 0 < self.cache_window < n - self.n_starting:
+            keep = torch.cat([keep[:self.n_starting], keep[n - self.cache_window:]])
         for layer in self.k:
-            self.k[layer], self.v[layer] = self.k[layer][:, :, keep], self.v[layer][:, :, keep]
-            if self.pot[layer] is not None:  # only differences count: re-based, it stays small in a long stream
-                self.pot[layer] = self.pot[layer][:, :, keep] - self.pot[layer][:, :, -1:]
+            m, w = self.k[layer].size(2), self.window[layer]  # of its last m tokens those that stay, in its window
+            sel = (keep[keep >= n - m] - (n - m))[-w if w else None:]
+            if sel.numel() < m:
+                self.k[layer], self.v[layer] = self.k[layer][:, :, sel], self.v[layer][:, :, sel]
+                if self.pot[layer] is not None:  # only differences count: re-based, it stays small in a long stream
+                    self.pot[layer] = self.pot[layer][:, :, sel] - self.pot[layer][:, :, -1:]
+        keep = keep[-max(k.size(2) for k in self.k.values()):]
+        if keep.numel() < n:
+            self.idx, self.rel = self.idx[keep], self.rel[:, :keep.numel()] if self.relative else self.rel[:, keep]
 
 
 def logits(q, k, pe, call, o, rows, keys):
@@ -673,8 +677,9 @@ def logits(q, k, pe, call, o, rows, keys):
     if 'rotary' in pe.kinds and (o.ceiling > 0 or topk):
         # undo the rotation by position and redo it at distance dd; scale=False: a constant factor on q and k (YaRN's)
         # was applied once by the forward and is not a rotation, so it is not undone or applied again
-        qraw, kraw = pe.rotate(qb, -qrel, scale=False), pe.rotate(kb, -krel, key=True, scale=False)
-        raw_at = lambda dd: (pe.rotate(qraw, torch.full_like(qrel, dd), scale=False) @ kraw.transpose(-2, -1)).float()
+        turn = partial(pe.rotate, scale=False, layer=layer)
+        qraw, kraw = turn(qb, -qrel), turn(kb, -krel, key=True)
+        raw_at = lambda dd: (turn(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).float()
         if o.ceiling > 0:
             raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
     att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))
@@ -704,34 +709,41 @@ def attention_reference(q, k, v, pe, call, o, dropout=0.0):
 
 class CausalSelfAttention(nn.Module):
 
-    def __init__(self, config, opts):
+    def __init__(self, config, opts, layer=0):
         super().__init__()
         self.n_head, self.n_kv, self.hd = config.n_head, config.n_kv_head or config.n_head, config.head_size
         self.c_attn = nn.Linear(config.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=config.bias or config.qkv_bias)
         self.c_proj = nn.Linear(self.n_head * self.hd, config.n_embd, bias=config.bias)
-        self.resid_dropout = nn.Dropout(config.dropout)
-        self.dropout, self.window, self.flex = config.dropout, config.window, config.flex
-        self.opts = opts
+        self.resid_dropout, self.dropout, self.flex, self.opts = nn.Dropout(config.dropout), config.dropout, config.flex, opts
+        # the layer's own window (layer_attn); whether the evaluation-time options reach it (extend_layers)
+        self.window, _, self.extended = config.layer(layer)
         # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
         self.ssmax = nn.Parameter(torch.full((config.n_head,), 1 / math.log(max(config.block_size, 2)))) if config.ssmax else None
+        self.q_norm, self.k_norm = (norm(config, self.hd), norm(config, self.hd)) if config.qk_norm else (None, None)
+        self.q_mult = config.attn_scale * math.sqrt(self.hd) if config.attn_scale else 1.0  # q.k/sqrt(hd) at attn_scale
+
+    def project(self, x, pe, layer, pos, rotate_keys=True):
+        """q, k, v [B, heads, T, hd] of the layer's input x: QK-norm, scale, rotation (the keys' left to a relative cache)."""
+        q, k, v = self.c_attn(x).view(*x.shape[:2], -1, self.hd).transpose(1, 2).split([self.n_head, self.n_kv, self.n_kv], 1)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q = pe.rotate(q if self.q_mult == 1.0 else q * self.q_mult, pos.rel, layer=layer)
+        return q, pe.rotate(k, pos.rel, key=True, layer=layer) if rotate_keys else k, v
 
     def forward(self, x, pe, layer, pos, cache=None):
-        B, T, C = x.shape
-        q, k, v = self.c_attn(x).view(B, T, -1, self.hd).transpose(1, 2).split([self.n_head, self.n_kv, self.n_kv], 1)
-        q, relative = pe.rotate(q, pos.rel), cache is not None and cache.relative
-        k = k if relative else pe.rotate(k, pos.rel, key=True)
-        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window > 0 else [],
-                        flex=self.flex)
-        o = self.opts
+        relative = cache is not None and cache.relative
+        q, k, v = self.project(x, pe, layer, pos, not relative)
+        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window else [], flex=self.flex)
+        o = self.opts if self.extended else replace(self.opts, local=0, n_starting=0, ceiling=0, topk=0)
         if o.local > 0:
             call.windows.append((o.n_starting, o.local))
         if 'potential' in pe.kinds:
             last = cache.pot[layer][:, :, -1:] if cache is not None and layer in cache.pot else None
             call.qpot = call.kpot = pe.potential(layer, x, last)
         if cache is not None:
-            k, v, call.kpot = cache.add(layer, k, v, call.qpot)
-            call.ki, call.krel = cache.idx, cache.rel
-            k = pe.rotate(k, cache.rel, key=True) if relative else k
+            k, v, call.kpot = cache.add(layer, k, v, call.qpot, self.window)  # a local layer's: the cache's last keys
+            call.ki, call.krel = cache.idx[-k.size(2):], cache.rel[:, -k.size(2):]
+            k = pe.rotate(k, call.krel, key=True, layer=layer) if relative else k
             if cache.cache_window > 0:
                 call.windows.append((cache.n_starting, cache.cache_window))
         if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
@@ -739,7 +751,7 @@ class CausalSelfAttention(nn.Module):
         drop = self.dropout if self.training else 0.0
         y = attention_reference(q, k, v, pe, call, o, drop) if o.impl == 'plain' else \
             fastattn.attend(q, k, v, pe, call, o, drop, logits)
-        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(B, T, -1)))
+        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(*x.shape[:2], -1)))
 
 
 class MLP(nn.Module):
@@ -747,40 +759,40 @@ class MLP(nn.Module):
     def __init__(self, config):
         super().__init__()
         hidden, self.kind = config.mlp_hidden or 4 * config.n_embd, config.mlp
-        self.c_fc = nn.Linear(config.n_embd, 2 * hidden if config.mlp == 'swiglu' else hidden, bias=config.bias)  # swiglu: gate, up
-        self.c_proj = nn.Linear(hidden, config.n_embd, bias=config.bias)
-        self.dropout = nn.Dropout(config.dropout)
+        self.c_fc = nn.Linear(config.n_embd, 2 * hidden if config.mlp in GATED else hidden, bias=config.bias)  # [gate; up]
+        self.c_proj, self.dropout = nn.Linear(hidden, config.n_embd, bias=config.bias), nn.Dropout(config.dropout)
 
     def forward(self, x):
         h = self.c_fc(x)
-        if self.kind == 'swiglu':
+        if self.kind in GATED:  # SwiGLU, GeGLU (tanh); in place: one T x hidden buffer fewer at the forward's peak
             gate, up = h.chunk(2, dim=-1)
-            h = F.silu(gate).mul_(up)  # in place: one buffer of T x hidden fewer at the forward's peak of memory
+            h = (F.silu(gate) if self.kind == 'swiglu' else F.gelu(gate, approximate='tanh')).mul_(up)
         else:
             h = F.gelu(h, approximate='tanh' if self.kind == 'gelu_tanh' else 'none')
         return self.dropout(self.c_proj(h))
 
 
-def norm(config):
-    return nn.RMSNorm(config.n_embd, eps=config.norm_eps) if config.norm == 'rmsnorm' else \
-        nn.LayerNorm(config.n_embd, eps=config.norm_eps, bias=config.bias)
+def norm(config, dim=0):
+    return nn.RMSNorm(dim or config.n_embd, eps=config.norm_eps) if config.norm == 'rmsnorm' else \
+        nn.LayerNorm(dim or config.n_embd, eps=config.norm_eps, bias=config.bias)
 
 
 class Block(nn.Module):
 
-    def __init__(self, config, opts):
+    def __init__(self, config, opts, layer=0):
         super().__init__()
         self.ln_1 = norm(config)  # the order of the modules is the order of their random initialisation: keep it
-        self.attn = CausalSelfAttention(config, opts)
+        self.attn = CausalSelfAttention(config, opts, layer)
         self.ln_2 = norm(config)
         self.mlp = MLP(config)
         self.parallel = config.parallel_residual
+        self.post_attn, self.post_mlp = (norm(config), norm(config)) if config.post_norm else (nn.Identity(), nn.Identity())
 
     def forward(self, x, pe, layer, pos, cache=None):
         if self.parallel:  # GPT-NeoX: both branches read the block's input
-            return x + self.attn(self.ln_1(x), pe, layer, pos, cache) + self.mlp(self.ln_2(x))
-        x = x + self.attn(self.ln_1(x), pe, layer, pos, cache)  # no name for the branch: freed before the MLP runs
-        return x + self.mlp(self.ln_2(x))
+            return x + self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache)) + self.post_mlp(self.mlp(self.ln_2(x)))
+        x = x + self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache))  # the branch is freed before the MLP runs
+        return x + self.post_mlp(self.mlp(self.ln_2(x)))
 
 
 class GPT(nn.Module):
@@ -793,11 +805,8 @@ class GPT(nn.Module):
         if config.rope_scaling and 'rotary' not in self.pe.kinds:  # it would change nothing, under a +yarn4 label
             raise ValueError(f"rope_scaling={config.rope_scaling!r} needs a rotary encoding; pe={config.pe!r} has none")
         self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(config.vocab_size, config.n_embd),
-            drop=nn.Dropout(config.dropout),
-            h=nn.ModuleList([Block(config, self.attn_opts) for _ in range(config.n_layer)]),
-            ln_f=norm(config),
-        ))
+            wte=nn.Embedding(config.vocab_size, config.n_embd), drop=nn.Dropout(config.dropout),
+            h=nn.ModuleList([Block(config, self.attn_opts, i) for i in range(config.n_layer)]), ln_f=norm(config)))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
         if config.tie_head:
             self.transformer.wte.weight = self.lm_head.weight
@@ -807,17 +816,15 @@ class GPT(nn.Module):
                 torch.nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
 
     def _init_weights(self, module):
-        if isinstance(module, nn.Linear):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
             torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
-            if module.bias is not None:
-                torch.nn.init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            torch.nn.init.zeros_(module.bias)
 
     @classmethod
     def from_pretrained(cls, path, **overrides):
-        """A Llama / Mistral / Qwen2 / SmolLM / GPT-NeoX / GPT-2 checkpoint (folder, .gguf file or hub name; pretrained.py)
-        as our GPT in eval mode; overrides set GPTConfig fields. pretrained_info: family, L_tr, bos/eos ids, source."""
+        """A checkpoint of a pretrained.FAMILIES family (folder, .gguf file, alias or hub name) as our GPT in eval mode;
+        overrides set GPTConfig fields. pretrained_info: family, L_tr, bos/eos ids, source."""
         import pretrained  # only here: the model definition needs none of the checkpoint readers
         args, state, info = pretrained.load(path, GPTConfig.__dataclass_fields__, **overrides)
         model = cls(GPTConfig(**args))
@@ -836,11 +843,7 @@ class GPT(nn.Module):
         """Logits for every position when targets are given (with the loss), else for the last one only.
         reduction='none' returns the per-token loss [B, T]. With a KVCache, idx continues the cached text."""
         pos, state = self.pe.positions(idx, cache.first() if cache else 0, cache.pe_state if cache else None, cache is not None)
-        x = self.transformer.wte(idx)
-        e = self.pe.embed(pos)
-        if e is not None:
-            x = x + e
-        x = self.transformer.drop(x)
+        x = self.transformer.drop(self.embed(idx, pos))
         if cache is not None:
             pos = cache.add_positions(pos, state)
         for layer, block in enumerate(self.transformer.h):
@@ -849,37 +852,37 @@ class GPT(nn.Module):
             cache.trim()
         return self.output(x, targets, reduction)
 
+    def embed(self, idx, pos):  # token embeddings (times embd_mult, in their dtype as Gemma's) + an absolute encoding's
+        x, e = self.transformer.wte(idx), self.pe.embed(pos)
+        x = x if self.config.embd_mult == 1.0 else x * torch.tensor(self.config.embd_mult, dtype=x.dtype)
+        return x if e is None else x + e
+
     def output(self, x, targets, reduction):
         """Final norm, head and loss, shared with RegularGPT. ignore_index=-1 skips a target."""
         x = self.transformer.ln_f(x)
         if targets is None:
             return self.lm_head(x[:, [-1], :]), None
         logits = self.lm_head(x)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1),
-                               ignore_index=-1, reduction=reduction)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1, reduction=reduction)
         return logits, (loss.view(targets.shape) if reduction == 'none' else loss)
 
     @contextmanager
     def attention(self, **kw):
-        """`with model.attention(local=256, n_starting=10):` evaluation-time attention options (AttnOptions' fields)
-        for the block; the previous ones come back on exit, also when the block raises."""
+        """`with model.attention(local=256, n_starting=10):` AttnOptions for the block, restored on exit (or raise)."""
         names = [f.name for f in fields(AttnOptions)]
         if set(kw) - set(names):
             raise ValueError(f"unknown attention option(s) {sorted(set(kw) - set(names))}; allowed: {names}")
         if kw.get('impl', 'auto') not in ('auto', 'plain'):
             raise ValueError(f"impl={kw['impl']!r}; allowed: 'auto', 'plain'")
         before = replace(self.attn_opts)
-        for name, value in kw.items():
-            setattr(self.attn_opts, name, value)
+        vars(self.attn_opts).update(kw)
         try:
             yield self
         finally:
-            for name in names:
-                setattr(self.attn_opts, name, getattr(before, name))
+            vars(self.attn_opts).update(vars(before))
 
     def configure_optimizers(self, weight_decay, learning_rate, betas, device_type):
-        # decay matrices of Linear/Embedding layers; positional parameters are not decayed, as decay
-        # would pull kernels and biases toward "no position information"
+        # decay matrices of Linear/Embedding layers, not positional parameters (decay pulls them to "no position")
         params = {n: p for n, p in self.named_parameters() if p.requires_grad}
         decay = [p for n, p in params.items() if p.dim() >= 2 and not n.startswith('pe.')]
         no_decay = [p for n, p in params.items() if p.dim() < 2 or n.startswith('pe.')]
@@ -888,8 +891,7 @@ class GPT(nn.Module):
 
     def estimate_mfu(self, fwdbwd_per_iter, dt, peak_flops=312e12):
         """Model flops utilisation against `peak_flops` (default: A100 bf16), PaLM appendix B counting."""
-        config = self.config
-        L, H, Q, T = config.n_layer, config.n_head, config.head_size, config.block_size
+        L, H, Q, T = self.config.n_layer, self.config.n_head, self.config.head_size, self.config.block_size
         flops_per_token = 6 * self.get_num_params() + 12 * L * H * Q * T
         return flops_per_token * T * fwdbwd_per_iter / dt / peak_flops
 

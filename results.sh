@@ -288,7 +288,8 @@ if [ "$what" = lease ]; then
   [ -f $LEASE_DATA/meta.json ] || python -m data.prepare --corpus=pycode --out_dir=$LEASE_DATA $PREP
   # (a) the CUDA-gated tests: FlexAttention forward and backward, bf16 autocast, float32 grouped-query attention (the
   # files that hold them: tests/test_lease.py checks that no test_cuda_* lives elsewhere)
-  lease tests 90 python -m pytest -q -rfEs -p no:cacheprovider $XDIST tests/test_attention.py tests/test_pretrained.py -k cuda
+  T="tests/test_attention.py tests/test_pretrained.py tests/test_gemma3.py"
+  lease tests 90 python -m pytest -q -rfEs -p no:cacheprovider $XDIST $T -k cuda
   # (b) the eval forward per encoding against the unbiased kernel (targets: <= 1.5x at 32k, memory linear in length)
   P="--pes=none,alibi,kerple_log,t5,sandwich,rope,alibi+lm_infinite --data_dir=$LEASE_DATA"
   lease eval 100 python bench.py configs/tiny.py --mode=eval --device=$D $P $EVAL --json=$O/eval.bench.json

@@ -50,20 +50,31 @@ def band(config):
     return config.rope_beta_fast or fast, config.rope_beta_slow or slow
 
 
-def frequencies(config, dim, length=0):
-    """RoPE's inverse frequencies [dim/2] and the factor on q and k under config.rope_scaling, computed as transformers'
-    ROPE_INIT_FUNCTIONS compute them, so that a converted model rotates as it was trained. L: the original length;
-    length: the input's length (its last position + 1), which only 'dynamic' uses."""
-    s, base, L = config.rope_scale, config.rope_base, config.rope_original_len or config.block_size
-    if config.rope_scaling == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
+def layer_frequencies(config, dim, length=0):
+    """(inverse frequencies, factor on q and k) of every layer, each at its own base (GPTConfig.layer_attn) and extended
+    where config.layer(layer) says: [dim/2] and a float when the layers rotate alike, else [n_layer, dim/2] and a list."""
+    per = [frequencies(config, dim, length, *config.layer(i)[1:]) for i in range(config.n_layer)]
+    if all(torch.equal(inv, per[0][0]) and f == per[0][1] for inv, f in per):
+        return per[0]
+    return torch.stack([inv for inv, _ in per]), [f for _, f in per]
+
+
+def frequencies(config, dim, length=0, base=0.0, extend=True):
+    """RoPE's inverse frequencies [dim/2] and the factor on q and k under config.rope_scaling (none if not extend), at
+    `base` (0: config.rope_base), computed as transformers' ROPE_INIT_FUNCTIONS compute them, so that a converted model
+    rotates as it was trained. L: the original length; length: the input's length (its last position + 1), which only
+    'dynamic' uses."""
+    s, base, L = config.rope_scale, base or config.rope_base, config.rope_original_len or config.block_size
+    kind = config.rope_scaling if extend else ''
+    if kind == 'ntk':  # NTK-aware (bloc97): the slowest pair turns s times slower, the fastest as before
         base = base * s ** (dim / (dim - 2))
-    elif config.rope_scaling == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
+    elif kind == 'dynamic':  # dynamic NTK (emozilla): NTK-aware whose s grows with the length past L
         base = base * (s * max(length, L) / L - (s - 1)) ** (dim / (dim - 2))
     pos_freq = base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)  # base^(2i/D) (Su et al. sec. 3.2)
     inv, (fast, slow) = 1.0 / pos_freq, band(config)
-    if config.rope_scaling == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
+    if kind == 'pi':  # position interpolation (Chen et al. 2023): every pair turns s times slower
         return inv / s, 1.0
-    if config.rope_scaling == 'yarn':
+    if kind == 'yarn':
         # YaRN as its authors' code has it (Peng et al. 2023, eq. 17-20 with a ramp linear in the pair index between
         # the pairs that turn beta_fast and beta_slow times over L); q and k each times 0.1 ln s + 1
         at = lambda turns: dim * math.log(L / (turns * 2 * math.pi)) / (2 * math.log(base))
@@ -73,7 +84,7 @@ def frequencies(config, dim, length=0):
         keep = 1 - ramp
         factor = config.rope_attn_factor or (0.1 * math.log(s) + 1.0 if s > 1 else 1.0)
         return 1.0 / (s * pos_freq) * (1 - keep) + inv * keep, factor
-    if config.rope_scaling == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
+    if kind == 'llama3':  # Llama 3.1's apply_scaling: the same band, linear in the turns r = L / wavelength
         wavelen = 2 * math.pi / inv
         r = (L / wavelen - slow) / (fast - slow)
         inv = torch.where(wavelen > L / slow, inv / s, inv)

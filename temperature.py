@@ -136,16 +136,9 @@ def layer0_last_row_logits(model, idx):
     to exactly 0 far away under steep biases, so the logits cannot be recovered from them."""
     cfg, pe = model.config, model.pe
     pos, _ = pe.positions(idx, 0, None)
-    x = model.transformer.wte(idx)
-    e = pe.embed(pos)
-    if e is not None:
-        x = x + e
-    block = model.transformer.h[0]
-    B, T, _ = x.shape
-    H, n_kv, hd = cfg.n_head, block.attn.n_kv, cfg.head_size
-    q, k, _ = block.attn.c_attn(block.ln_1(x)).view(B, T, -1, hd).transpose(1, 2).split([H, n_kv, n_kv], 1)
-    q = pe.rotate(q, pos.rel)
-    k, = fastattn.repeat_kv(q, pe.rotate(k, pos.rel, key=True))
+    block, hd = model.transformer.h[0], cfg.head_size
+    q, k, _ = block.attn.project(block.ln_1(model.embed(idx, pos)), pe, 0, pos)  # QK-norm, scale, rotation as the model's
+    k, = fastattn.repeat_kv(q, k)
     att = (q[:, :, -1:] @ k.transpose(-2, -1))[:, :, 0].float()     # [B, H, T]
     d = (pos.rel[:, -1:] - pos.rel).long()                          # [B, T] distance from the last query
     dist = torch.arange(int(d.max()) + 1, dtype=torch.float32)
@@ -155,8 +148,8 @@ def layer0_last_row_logits(model, idx):
     att = att / math.sqrt(hd)
     if b is not None:
         att = att + b[:, d].permute(1, 0, 2)
-    if cfg.window > 0:
-        att = att.masked_fill((d >= cfg.window)[:, None], float('-inf'))
+    if block.attn.window > 0:  # layer 0's own window (GPTConfig.layer_attn)
+        att = att.masked_fill((d >= block.attn.window)[:, None], float('-inf'))
     return att
 
 

@@ -71,7 +71,7 @@ DEFAULTS['bipe_sep_ids'] = None  # None means meta.json's sep_ids, else GPTConfi
 LOG_FIELDS = ['iter', 'train_loss', 'val_loss', 'lr', 'time']
 # model settings a fine-tune (init_from=<checkpoint>) takes from the config; every other one is the checkpoint's
 FINETUNE_KEYS = ('block_size', 'dropout', 'window', 'rope_scaling', 'rope_scale', 'rope_original_len', 'rope_beta_fast',
-                 'rope_beta_slow', 'rope_attn_factor', 'rope_truncate', 'randomized_positions', 'flex')
+                 'rope_beta_slow', 'rope_attn_factor', 'rope_truncate', 'randomized_positions', 'flex', 'extend_layers')
 
 
 def get_lr(it, cfg):

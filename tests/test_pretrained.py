@@ -10,6 +10,7 @@ import sys
 import pytest
 import torch
 
+import gguf_reader
 import loading
 import pretrained
 import train
@@ -296,7 +297,7 @@ def test_gguf_features_we_lack_are_refused_in_one_line(tmp_path, arch, meta, mes
 
 def test_gguf_split_regexes_are_transformers():
     from transformers.integrations.gguf.gguf_tokenizer_mapping import GGUF_PRE_TOKENIZER_SPLITS as splits
-    for pre, regex in pretrained.REGEX_SPLIT.items():
+    for pre, regex in gguf_reader.REGEX_SPLIT.items():
         assert regex == splits[pre], pre
 
 
@@ -306,7 +307,7 @@ def test_gguf_unpermute_inverts_llama_cpps_permutation():
     w = torch.arange(2 * 8 * 3).reshape(16, 3)   # 2 heads of D = 8 rows
     pairs = torch.cat([torch.stack([h[:4], h[4:]], 1).reshape(8, 3) for h in w.split(8)])  # written by hand
     assert torch.equal(pairs[:8, 0], torch.tensor([0, 12, 3, 15, 6, 18, 9, 21]))
-    assert torch.equal(pretrained.unpermute(pairs, 2), w)
+    assert torch.equal(gguf_reader.unpermute(pairs, 2), w)
 
 
 # --------------------------------------------------------------------------------------------
