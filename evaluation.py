@@ -44,7 +44,7 @@ def segment_losses(model, tokens, starts, L, batch_tokens=16384):
     """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch."""
     starts = np.asarray(starts)
     rows = max(1, batch_tokens // L)
-    out = [model(*windows(tokens, starts[i:i + rows], L), reduction='none')[1].double()
+    out = [every_token_losses(model, *windows(tokens, starts[i:i + rows], L)).double()
            for i in range(0, len(starts), rows)]
     return torch.cat(out).numpy() if out else np.zeros((0, L))
 
@@ -72,9 +72,32 @@ def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384
     rows = max(1, batch_tokens // L)
     out = []
     for i in range(0, len(window_starts), rows):
-        _, loss = model(*windows(tokens, window_starts[i:i + rows], L), reduction='none')
+        loss = every_token_losses(model, *windows(tokens, window_starts[i:i + rows], L))
         out += [row[L - k:].double() for row, k in zip(loss, new[i:i + rows])]
     return torch.cat(out).numpy()
+
+
+HEAD_ELEMENTS = 2 ** 27  # logits held at once where every position is scored: 512 MB of float32
+
+
+def every_token_losses(model, x, y):
+    """Per-token losses [B, T] of model(x, targets=y), the head run on a slice of positions at a time: Gemma 3's
+    262,144 ids are 1 MB of float32 logits per token, 34 GB at 32k tokens at once. A small vocabulary gets one slice,
+    the plain forward itself."""
+    norm, head = getattr(getattr(model, 'transformer', None), 'ln_f', None), getattr(model, 'lm_head', None)
+    span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(1)
+    if norm is None or span >= x.size(1):
+        return model(x, targets=y, reduction='none')[1]
+    seen = {}
+    grab = norm.register_forward_hook(lambda module, inp, h: seen.setdefault('h', h)[:, :0])  # the head runs on none
+    try:
+        model(x, targets=y[:, :0], reduction='none')
+    finally:
+        grab.remove()
+    h, y = seen['h'].to(head.weight.dtype), y.to(seen['h'].device)
+    return torch.cat([F.cross_entropy(head(h[:, i:i + span]).flatten(0, 1).float(), y[:, i:i + span].reshape(-1),
+                                      ignore_index=-1, reduction='none').view(len(y), -1)
+                      for i in range(0, x.size(1), span)], 1).cpu()
 
 
 @contextmanager

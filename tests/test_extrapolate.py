@@ -389,3 +389,21 @@ def test_cli_error_is_one_line_on_stderr():
                        capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert p.returncode != 0 and p.stdout == ''
     assert p.stderr.strip().splitlines() == ["error: protocol='overlap'; allowed: last_token, nonoverlap, sliding, stream"]
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'regular'])
+def test_every_token_losses_run_the_head_a_slice_at_a_time(monkeypatch, pe):
+    """With room for 2 x 5 x V logits the head sees at most 5 positions per call, and the per-token losses equal one
+    plain forward's: a 262,144-id vocabulary then never holds [B, T, V] logits at once (issue #41)."""
+    model = tiny(pe)
+    x = torch.randint(0, V, (2, 23), generator=torch.Generator().manual_seed(4))
+    y = torch.randint(0, V, (2, 23), generator=torch.Generator().manual_seed(5))
+    sizes = []
+    model.lm_head.register_forward_hook(lambda m, inp, out: sizes.append(inp[0].size(1)))
+    monkeypatch.setattr(evaluation, 'HEAD_ELEMENTS', 2 * 5 * V)
+    with torch.no_grad():
+        got = evaluation.every_token_losses(model, x, y)
+        sliced = sizes[:]
+        want = model(x, targets=y, reduction='none')[1]
+    assert max(sliced) == 5 and sum(sliced) == 23 and got.shape == (2, 23)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=0)
