@@ -1,0 +1,154 @@
+"""Provenance (#39, part 7): every JSON under results/ records the command that made it, and that command is one
+that results.sh runs, so `bash results.sh <step>` is how to make it again.
+
+results.sh is run dry, every step of it: in a scratch folder that holds a copy of results.sh and of the JSONs under
+results/, `python` is a shell function that writes its command line to a file instead of running it (`python -c`,
+the helpers that read a JSON such as taus, still runs), every other program but sed and tr is a no-op, and
+`[ -f PATH ]` says that inputs (checkpoints, data) exist and outputs (anything under results/) do not, as on a
+machine that has the checkpoints and none of the results: every step runs in full and nothing writes where it
+could harm. A JSON's command then has to be one of the lines listed, up to two options that do not change what is
+measured: --reuse (present or not depending on whether the JSON existed before; the rows it keeps were made with
+the same settings, which extrapolate.py and passkey.py check) and --threads (torch's CPU threads, a speed setting).
+"""
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IGNORED = ('--reuse=', '--threads=')
+
+# sourced before results.sh; $1 of the script is the step. `builtin [` is the real test inside the override.
+PRELUDE = r'''
+python() {
+  if builtin [ "$1" = -c ]; then "$REAL_PYTHON" "$@"; else printf 'python %s\n' "$*" >> "$DRY_LOG"; fi
+}
+[() {
+  if builtin [ $# = 3 ] && builtin [ "$1" = -f ]; then case $2 in results/*) return 1 ;; *) return 0 ;; esac; fi
+  builtin [ "$@"
+}
+command_not_found_handle() { return 0; }
+'''
+
+
+def steps(script):
+    """The step names of results.sh: every `"$what" = NAME` it tests."""
+    return list(dict.fromkeys(re.findall(r'"\$what" = (\w+)', script)))
+
+
+def dry_run(root, scratch):
+    """-> {step: [the python command lines results.sh runs in that step, in order]}."""
+    with open(os.path.join(root, 'results.sh')) as f:
+        script = f.read()
+    os.makedirs(scratch, exist_ok=True)
+    shutil.copy(os.path.join(root, 'results.sh'), scratch)
+    for path in result_jsons(root):  # what `python -c` helpers read (taus); results/ is the scratch copy
+        os.makedirs(os.path.join(scratch, os.path.dirname(path)), exist_ok=True)
+        shutil.copy(os.path.join(root, path), os.path.join(scratch, path))
+    bin_dir = os.path.join(scratch, '.bin')
+    os.makedirs(bin_dir, exist_ok=True)
+    for tool in ('sed', 'tr'):  # text filters the script pipes through (name lists, opts)
+        found = shutil.which(tool)
+        if found and not os.path.exists(os.path.join(bin_dir, tool)):
+            os.symlink(found, os.path.join(bin_dir, tool))
+    with open(os.path.join(scratch, 'prelude.sh'), 'w') as f:
+        f.write(PRELUDE)
+    out = {}
+    for step in steps(script):
+        log = os.path.join(scratch, f'{step}.log')
+        open(log, 'w').close()
+        env = dict(PATH=bin_dir, HOME=scratch, REAL_PYTHON=sys.executable, DRY_LOG=log)
+        proc = subprocess.run(['/bin/bash', '-c', 'source prelude.sh; source results.sh "$0"', step], cwd=scratch,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, f"dry run of `results.sh {step}` failed: {proc.stderr[-2000:]}"
+        with open(log) as f:
+            out[step] = f.read().splitlines()
+    return out
+
+
+def normal(command):
+    """A command line without the options that do not change what is measured, its --key=value options sorted:
+    config.py reads them in any order (the last of a repeated key wins, so then the order stays)."""
+    words = [a for a in command.split() if not a.startswith(IGNORED)]
+    head = [a for a in words if not a.startswith('--')]  # python, the script, config files
+    keys = [a.split('=', 1)[0] for a in words if a.startswith('--')]
+    options = [a for a in words if a.startswith('--')]
+    return ' '.join(head + (sorted(options) if len(set(keys)) == len(keys) else options))
+
+
+def result_jsons(root):
+    """The JSON files under results/ that git tracks or would add (not ignored), else every one on disk."""
+    try:
+        listed = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard', '--', 'results'],
+                                cwd=root, capture_output=True, text=True, check=True).stdout.split()
+        paths = [p for p in listed if os.path.isfile(os.path.join(root, p))]
+    except (OSError, subprocess.CalledProcessError):  # not a git checkout
+        paths = [os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(os.path.join(root, 'results'))
+                 for f in fs]
+    return sorted(p for p in paths if p.endswith('.json'))
+
+
+def problems(root, commands):
+    """-> one line per JSON whose command is missing or is not a results.sh line (with the nearest line)."""
+    known = {normal(c) for cs in commands.values() for c in cs}
+    bad = []
+    for path in result_jsons(root):
+        try:
+            with open(os.path.join(root, path)) as f:
+                data = json.load(f)
+        except ValueError as e:
+            bad.append(f"{path}: not JSON ({e})")
+            continue
+        command = data.get('command') if isinstance(data, dict) else None
+        if not isinstance(command, str):
+            bad.append(f"{path}: records no command")
+        elif normal(command) not in known:
+            near = difflib.get_close_matches(normal(command), known, n=1, cutoff=0)
+            bad.append(f"{path}: `{command}` is not a command of results.sh (nearest: `{near[0] if near else ''}`)")
+    return bad
+
+
+@pytest.fixture(scope='module')
+def commands(tmp_path_factory):
+    return dry_run(ROOT, str(tmp_path_factory.mktemp('dry')))
+
+
+def test_dry_run_lists_every_step(commands):
+    """The harness itself: every step runs dry to its end and lists the commands it would run."""
+    assert {'lm', 'regular', 'regular_runs', 'thesis'} <= set(commands)
+    lm = ' '.join(commands['lm'])
+    assert '--out_dir=results/ppl' in lm and '--reuse=' not in lm  # outputs are absent in the dry run
+    assert any(c.startswith('python thesis.py') for c in commands['thesis'])
+    # loops expand: one regular_lang.py line per run of the Table 6.1 grid
+    assert sum('regular_lang.py --task=' in c for c in commands['regular_runs']) > 100
+
+
+def test_every_result_json_names_its_results_sh_command(commands):
+    bad = problems(ROOT, commands)
+    assert not bad, f"{len(bad)} JSON file(s) under results/ without a results.sh command:\n" + '\n'.join(bad)
+
+
+def test_a_planted_defect_is_found(tmp_path, commands):
+    """A result whose command results.sh does not run, one with none, and a good one (a copy of a real file)."""
+    ok = result_jsons(ROOT)[0]
+    os.makedirs(tmp_path / os.path.dirname(ok))
+    shutil.copy(os.path.join(ROOT, ok), tmp_path / ok)
+    (tmp_path / 'results' / 'x').mkdir()
+    (tmp_path / 'results' / 'x' / 'hand.json').write_text(json.dumps(dict(command='python extrapolate.py --n=3')))
+    (tmp_path / 'results' / 'x' / 'bare.json').write_text(json.dumps(dict(value=1)))
+    bad = problems(str(tmp_path), commands)
+    assert len(bad) == 2 and 'hand.json: `python extrapolate.py --n=3` is not a command' in bad[1] \
+        and 'bare.json: records no command' in bad[0], bad
+
+
+def test_normal_form():
+    """--reuse and --threads go, the order of distinct options does not matter, that of a repeated one does."""
+    assert normal('python extrapolate.py --n=1 --threads=1 --reuse=results/a.json --name=b') == \
+        normal('python extrapolate.py --name=b --n=1')
+    assert normal('python train.py c.py --n=1 --n=2') != normal('python train.py c.py --n=2 --n=1')
+    assert normal('python a.py --n=1') != normal('python b.py --n=1')

@@ -1,0 +1,169 @@
+"""thesis.py: the paired t-test and its marks against a closed form, the tables from small synthetic extrapolate.py
+JSONs (missing seeds, mid-training rows, the longer-training group), the thesis' numbers against the lines they cite."""
+import json
+import math
+import os
+
+import pytest
+
+import thesis
+from config import ConfigError
+
+PAPER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..', 'shared', 'papers',
+                     '000_29a755e9c96e9e9d.txt')
+
+
+def t2_pvalue(a, b):
+    """Two-sided p of the paired t-test with 3 pairs (2 degrees of freedom), by hand: the t distribution with 2
+    degrees of freedom has cdf 1/2 + t / (2 sqrt(t^2 + 2)), so p = 1 - |t| / sqrt(t^2 + 2)."""
+    d = [y - x for x, y in zip(a, b)]
+    mean = sum(d) / 3
+    sd = math.sqrt(sum((v - mean) ** 2 for v in d) / 2)
+    t = mean / (sd / math.sqrt(3))
+    return 1 - abs(t) / math.sqrt(t * t + 2)
+
+
+def test_paired_test_marks_and_p_value():
+    method, other = {0: 2.0, 1: 2.1, 2: 2.2}, {0: 2.5, 1: 2.4, 2: 2.8}
+    r = thesis.paired(method, other, 0.05)
+    assert r['n_pairs'] == 3 and r['p'] == pytest.approx(t2_pvalue([2.0, 2.1, 2.2], [2.5, 2.4, 2.8]), rel=1e-9)
+    assert r['p'] == pytest.approx(0.03386, abs=1e-4) and r['mark'] == thesis.DAGGER  # the method is lower: better
+    assert thesis.paired(other, method, 0.05)['mark'] == thesis.STAR                     # ... and the other way round
+    assert thesis.paired(method, other, 0.01)['mark'] == ''                               # p = 0.034 > 0.01
+    # pairs are seeds both have: seed 0 and 3 drop out, two pairs remain
+    assert thesis.paired({0: 1.0, 1: 2.0, 2: 3.0}, {1: 2.5, 2: 3.1, 3: 9.0}, 0.05)['n_pairs'] == 2
+    # below two pairs, or with every difference 0, there is no test
+    assert thesis.paired({0: 1.0}, {0: 2.0}, 0.05) == dict(n_pairs=1, p=None, mark='')
+    assert thesis.paired({0: 1.0, 1: 2.0}, {0: 1.0, 1: 2.0}, 0.05)['p'] is None
+
+
+def rows(pe, ppl_by_seed_mult, iters=3200, variant='vanilla'):
+    return [dict(ckpt=f'{pe}-s{s}', group=pe, pe=pe, L_tr=16, iters=iters, variant=variant, mult=m, L_ex=int(16 * m),
+                 loss=math.log(p), ppl=p) for (s, m), p in ppl_by_seed_mult.items()]
+
+
+def write_eval(folder, name, results, setup):
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name + '.json'), 'w') as f:
+        json.dump(dict(command='python extrapolate.py', setup=setup, results=results), f)
+
+
+def grid(base, slope, seeds, noise=0.01):
+    """{(seed, mult): ppl}: base * (1 + slope * log2 mult), scaled by 1 + noise * seed."""
+    return {(s, m): base * (1 + slope * math.log2(m)) * (1 + noise * s) for s in seeds for m in thesis.MULTS}
+
+
+@pytest.fixture
+def evals(tmp_path):
+    e = tmp_path / 'eval'
+    setup_no = {'kerple_log-s0': dict(offset=0, n_tokens=4096)}
+    write_eval(e, 'nonoverlap_kerple_log', rows('kerple_log', grid(3.0, -0.02, [0, 1, 2])), setup_no)
+    alibi = rows('alibi', grid(3.2, 0.0, [0, 1, 2, 3], noise=0.013))  # seed 3 has no KERPLE-log partner
+    alibi += rows('alibi', {(4, 1.0): 9.9}, iters=1400)  # a checkpoint scored mid-training: left out
+    write_eval(e, 'nonoverlap_alibi', alibi, setup_no)
+    write_eval(e, 'nonoverlap_t5', rows('t5', grid(2.9, 0.05, [0])), setup_no)  # one seed: no test
+    write_eval(e, 'nonoverlap_long', rows('alibi', grid(3.1, -0.01, [0]), iters=12800), setup_no)
+    setup_lt = {'sandwich-s0': dict(context=256, n_drawn=50, docs_used=7, docs_long_enough=9)}
+    write_eval(e, 'last_token_sandwich', rows('sandwich', grid(3.0, 0.01, [0, 1, 2])), setup_lt)
+    write_eval(e, 'last_token_alibi', rows('alibi', grid(3.0, 0.03, [0, 1, 2])), setup_lt)
+    win = {(s, m): 3.0 * (1 + 0.01 * math.log2(m)) * 1.02 for s in (0, 1, 2) for m in (2.0, 4.0, 8.0, 16.0)}
+    write_eval(e, 'windowed_sandwich', rows('sandwich', win, variant='windowed@L_tr'), setup_lt)
+    return tmp_path
+
+
+def write_runs(tmp_path):
+    """Two finished runs' logs (KERPLE-log 0.2 s/step, T5 0.25), one unfinished (no loss.png), Table 6.1's JSON."""
+    for name, sec, done in (('kerple_log-s0', 0.2, True), ('t5-s0', 0.25, True), ('t5-s1', 9.0, False)):
+        run_dir = tmp_path / 'lm' / name
+        run_dir.mkdir(parents=True)
+        (run_dir / 'log.json').write_text(json.dumps([dict(iter=i, val_loss=None, time=sec * i) for i in (0, 10, 20)]))
+        if done:
+            (run_dir / 'loss.png').write_bytes(b'')
+    table = {'parity_check/regulargpt_c2': dict(max=100.0, avg=99.9, seeds=3),
+             'parity_check/transformer': dict(max=51.3, avg=49.8, seeds=3),
+             'parity_check/lstm': dict(max=100.0, avg=100.0, seeds=3)}
+    (tmp_path / 'table.json').write_text(json.dumps(dict(command='python regular_lang.py', **table)))
+
+
+def run_main(tmp_path, **kw):
+    write_runs(tmp_path)
+    cfg = dict(thesis.DEFAULTS, eval_dir=str(tmp_path / 'eval'), lm_dir=str(tmp_path / 'lm'),
+               regular=str(tmp_path / 'table.json'), out_dir=str(tmp_path / 'out'), **kw)
+    return thesis.main(cfg)
+
+
+def test_tables_from_synthetic_jsons(evals):
+    data = run_main(evals)
+    t33 = data['sections']['t3_3']['cells']
+    # KERPLE-log at 16x: three seeds, 3.0 * (1 - 0.08) scaled by 1, 1.01, 1.02
+    k = t33['kerple_log'][16.0]
+    assert k['n'] == 3 and k['seeds'] == [0, 1, 2] and k['mean'] == pytest.approx(2.76 * 1.01)
+    # ALiBi has four finished seeds; three pair with KERPLE-log; its mid-training row is out, with a note
+    a = t33['alibi'][16.0]
+    assert a['n'] == 4 and a['n_pairs'] == 3 and a['mark'] == thesis.DAGGER and a['p'] < 0.05
+    assert 4 not in t33['alibi'][1.0]['seeds'] and any('iteration 1400' in n for n in data['notes'])
+    assert t33['t5'][1.0]['p'] is None and t33['t5'][1.0]['mark'] == ''
+    assert data['sections']['t3_3']['long']['alibi'][16.0]['n'] == 1  # the longer-training group
+    v = {x['claim']: x['verdict'] for x in data['sections']['t3_3']['verdicts']}
+    assert v['KERPLE-log: lower perplexity at 16x than at 1x'].startswith('holds (significant')
+    assert v['KERPLE-log beats ALiBi at every length'].startswith('holds')
+    assert v['KERPLE-power: lower perplexity at 16x than at 1x'] == 'no data yet'
+    assert v['KERPLE-log is on a par with T5 below 4x and significantly better at 8x and 16x'] == \
+        'holds in the means at 8x, 16x; untested'  # T5 has one seed: no test, the means decide
+    lt = {x['claim']: x['verdict'] for x in data['sections']['t4_3']['verdicts']}
+    assert lt['ALiBi: perplexity rises from L_tr to 16 L_tr'].startswith('holds (significant')
+    w = {x['claim']: x['verdict'] for x in data['sections']['t4_5']['verdicts']}
+    assert w['Sandwich: a bit worse with the window (it uses tokens beyond it)'] == 'holds'
+    sp = data['sections']['speed']
+    assert sp['runs'] == {'kerple_log': {0: pytest.approx(0.2)}, 't5': {0: pytest.approx(0.25)}}  # t5-s1: training
+    assert sp['verdicts'][1]['ours'] == '20.0% faster (1, 1 runs)' and 'untested' in sp['verdicts'][1]['verdict']
+    page = open(evals / 'out' / 'README.md').read()
+    assert '| parity_check | 100.0 / 99.9 (3) | 100.0 / 100.0 | 51.3 / 49.8 (3) |' in page
+    assert data['sections']['t6_1']['verdicts'][0]['ours'] == 'on 1 of 1 tasks; not on none'
+    assert data['sections']['t6_1']['verdicts'][0]['verdict'] == 'holds as often (100% of tasks, thesis 92%)'
+    assert '| KERPLE-log | ours | 3.030 ± 0.030 (3) |' in page and '3.40 ± 0.20' in page  # ours beside the thesis'
+    assert '256, 128, 64, 32, 16 at 1-16 L_tr' in page  # n per protocol
+    assert 'x 50 segments, one token each, from 7 of the 9 test documents' in page
+    saved = json.load(open(evals / 'out' / 'thesis.json'))
+    assert saved['command'].startswith('python ') and saved['sections']['t3_3']['cells']['alibi']['16.0']['p'] < 0.05
+    assert os.path.isfile(evals / 'out' / 'thesis.png')
+
+
+def test_bad_input_is_one_line(tmp_path, evals):
+    with pytest.raises(ConfigError, match=r'alpha=1.5 is outside the allowed range 0 < alpha < 1'):
+        thesis.main(dict(thesis.DEFAULTS, alpha=1.5))
+    (evals / 'eval' / 'ppl_alibi.json').write_text('{}')
+    with pytest.raises(ConfigError, match=r"ppl_alibi.json is not named <protocol>_<encoding>.json, protocol one of"):
+        thesis.read_evals(dict(thesis.DEFAULTS, eval_dir=str(evals / 'eval')))
+    with pytest.raises(ConfigError, match=r"eval_dir='.*nowhere' does not exist: run `bash results.sh thesis`"):
+        thesis.read_evals(dict(thesis.DEFAULTS, eval_dir=str(tmp_path / 'nowhere')))
+    with pytest.raises(ConfigError, match=r"run name 'alibi' has no -s<seed> suffix"):
+        thesis.seed_of('alibi')
+
+
+def test_step_seconds_skips_intervals_with_an_evaluation(tmp_path):
+    # train.py logs an evaluation before the step of its iteration: the interval 10 -> 20 holds one (10 s)
+    log = [dict(iter=0, val_loss=2.0, time=5.0), dict(iter=0, val_loss=None, time=6.0),
+           dict(iter=10, val_loss=None, time=7.0), dict(iter=20, val_loss=1.0, time=17.0),
+           dict(iter=20, val_loss=None, time=18.0), dict(iter=30, val_loss=None, time=19.0)]
+    (tmp_path / 'log.json').write_text(json.dumps(log))
+    assert thesis.step_seconds(str(tmp_path / 'log.json')) == pytest.approx(0.1)
+
+
+@pytest.mark.skipif(not os.path.isfile(PAPER), reason='the thesis text is not here')
+def test_thesis_numbers_are_on_the_lines_they_cite():
+    with open(PAPER) as f:
+        lines = f.read().splitlines()
+    for table in (thesis.T33, thesis.T43):
+        first = table['lines'][0]
+        for col in table['cols'].values():
+            for i, text in enumerate(col):
+                assert text.split()[0] in lines[first + i - 1], (first + i, text)
+    for table in (thesis.T45, thesis.T64):
+        for col in table['cols'].values():
+            for i, v in enumerate(col):
+                assert f'{v:.2f}' in lines[table['lines'][0] + i - 1]
+    assert all(f'{v:.3f}' in lines[thesis.T34['line'] - 1] for v in thesis.T34['sec'].values())
+    for line, *cells in thesis.T61['rows'].values():
+        assert all(cell in lines[line - 1] for cell in cells), line
+    assert '5.25' in lines[1394 - 1] and '5.58' in lines[1398 - 1]  # ALiBi on ArXiv, in claims_43

@@ -1,0 +1,499 @@
+"""
+The thesis' tables next to ours, each under the thesis' own protocol (#39): 3.3 (non-overlapping), 4.3 (last token),
+4.5 (windowed), 3.4 (speed), 6.1 (regular languages), 6.3/6.4. Reads the JSONs `bash results.sh thesis` writes to
+results/thesis/eval/, the runs' logs and results/regular/table.json; writes results/thesis/README.md, thesis.json
+(every cell's seeds, mean, spread, p-value and mark; the verdicts) and thesis.png. `python thesis.py` redoes the page.
+
+Significance as in the thesis' Tables 3.3 and 4.3: a paired two-sided t-test (scipy.stats.ttest_rel) at alpha = 0.05
+of every encoding against the chapter's method (KERPLE-log in 3.3, Sandwich in 4.3), pairing seeds at each length:
+seed s of the method against seed s of the other (seeds only one has are left out; no test below 2 pairs). A dagger
+marks an encoding the method beats significantly, a star one that beats it. The thesis' numbers are copied from the
+seed text (../shared/papers/000_*.txt) with their lines.
+"""
+import glob
+import math
+import os
+import re
+
+import numpy as np
+from scipy import stats
+
+from common import md_table, plt, read_json, write_outputs
+from config import ConfigError, run
+
+DEFAULTS = dict(
+    eval_dir='results/thesis/eval',   # extrapolate.py's JSONs <protocol>_<encoding or long>.json (results.sh thesis)
+    lm_dir='out/lm',                  # the sweep's runs <pe>-s<seed>: their log.json gives Table 3.4's s/step
+    iters=3200,                       # training iterations of a finished run (rows at others are left out)
+    long_iters=12800,                 # ... of the longer-training runs (configs/sweep_lm_long.py; files *_long.json)
+    regular='results/regular/table.json',      # Table 6.1 as regular_lang.py --mode=table wrote it
+    alpha=0.05,                       # significance level of the paired t-tests (the thesis': 0.05)
+    out_dir='results/thesis',
+)
+DAGGER, STAR = '\u2020', '*'
+MULTS = [1.0, 2.0, 4.0, 8.0, 16.0]  # L_ex / L_tr; the thesis' 512 ... 8192 at its L_tr = 512
+NAMES = dict(kerple_log='KERPLE-log', kerple_power='KERPLE-power', alibi='ALiBi', t5='T5', rope='RoPE',
+             sinusoidal='Sinusoidal', sandwich='Sandwich', sandwich_smoothed='Smoothed', none='NoPE')
+G33 = ['kerple_log', 'kerple_power', 'alibi', 't5', 'rope', 'sinusoidal', 'none']
+G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_log', 't5', 'none']
+LONG = ['alibi', 'kerple_log', 'sandwich', 't5']  # configs/sweep_lm_long.py
+PROTOCOLS = ('nonoverlap', 'last_token', 'windowed')  # the eval JSONs' name prefixes (results.sh thesis)
+
+# The thesis' numbers on GitHub (code: the nearest of its corpora to ours) at L_ex = 512 ... 8192, as printed with
+# their marks; lines of ../shared/papers/000_29a755e9c96e9e9d.txt. Table 3.3 (columns on line 759): † log better.
+T33 = dict(lines=(761, 765), cols=dict(
+    kerple_log=['3.40 ± 0.20', '3.04 ± 0.14', '2.86 ± 0.10', '2.74 ± 0.05', '2.71 ± 0.05'],
+    kerple_power=['3.42 ± 0.20', '3.07 ± 0.16', '2.90 ± 0.08 †', '2.79 ± 0.06', '2.76 ± 0.05'],
+    alibi=['3.42 ± 0.21', '3.15 ± 0.17 †', '3.13 ± 0.10 †', '3.04 ± 0.08 †', '3.04 ± 0.03 †'],
+    t5=['3.38 ± 0.21', '3.02 ± 0.14', '2.84 ± 0.09', '2.78 ± 0.04 †', '2.95 ± 0.13 †'],
+    rope=['3.44 ± 0.20 †', '3.86 ± 0.25 †', '5.94 ± 0.64 †', '11.1 ± 1.55 †', '20.2 ± 2.75 †'],
+    sinusoidal=['4 ± 0.2 †', '105 ± 39 †', '1380 ± 404 †', '5217 ± 1118 †', '10081 ± 3583 †']))
+# Table 4.3 (columns on line 1400): † Sandwich significantly better, * significantly worse
+T43 = dict(lines=(1401, 1405), cols=dict(
+    sandwich=['2.88 ± 0.12', '2.71 ± 0.09', '2.69 ± 0.11', '2.73 ± 0.12', '2.79 ± 0.15'],
+    sandwich_smoothed=['2.88 ± 0.17', '2.70 ± 0.07', '2.74 ± 0.08', '2.78 ± 0.08', '2.83 ± 0.08'],
+    alibi=['2.83 ± 0.11 †', '2.97 ± 0.11 †', '3.01 ± 0.10 †', '3.01 ± 0.10 †', '3.01 ± 0.10 †'],
+    sinusoidal=['4 †', '8342 †', '9179 †', '11017 †', '11270 †'],
+    rope=['2.82 ± 0.11', '3.86 ± 0.25 †', '5.94 ± 0.64 †', '11.1 ± 1.55 †', '20.2 ± 2.75 †'],
+    kerple_log=['2.81 ± 0.14 *', '2.67 ± 0.10 *', '2.65 ± 0.10 *', '2.70 ± 0.09', '2.75 ± 0.08'],
+    t5=['2.76 ± 0.14 *', '2.61 ± 0.08 *', '2.65 ± 0.05', '2.91 ± 0.12', '3.68 ± 0.50 †']))
+# Table 4.5: windowed inference, w = 2048 = 4 L_tr, at L_ex = 4096, 8192, 16384 (8, 16, 32 L_tr)
+T45 = dict(lines=(1458, 1460), cols=dict(sandwich=[2.79, 2.81, 2.81], alibi=[3.01, 3.01, 3.01]))
+# Table 3.4 (s/step), and the percentages the text draws from it (KERPLE-log faster by ...; negative: slower)
+T34 = dict(line=781, sec=dict(kerple_log=0.307, kerple_power=0.321, alibi=0.302, t5=0.340, rope=0.332,
+                             sinusoidal=0.298),
+           said=dict(kerple_power=(4.4, 739), t5=(9.7, 741), alibi=(-1.6, 743), rope=(7.5, 743),
+                     sinusoidal=(-3.0, 743)))
+# Table 6.1, Max / Avg over 3 seeds: line, RNN, Transformer, RegularGPT C=2
+T61 = dict(rows={t: (line, *cells.split(', ')) for t, line, cells in (
+    ('even_pairs', 2101, '100.0 / 100.0, 99.7 / 73.2, 100.0 / 89.3'),
+    ('modular_arithmetic', 2102, '100.0 / 100.0, 21.9 / 20.3, 96.4 / 82.6'),
+    ('parity_check', 2103, '100.0 / 98.9, 52.3 / 50.1, 100.0 / 100.0'),
+    ('cycle_navigation', 2104, '100.0 / 100.0, 21.7 / 20.6, 100.0 / 100.0'),
+    ('D_2', 2106, '100.0 / 100.0, 100.0 / 80.1, 100.0 / 100.0'),
+    ('D_3', 2107, '100.0 / 100.0, 100.0 / 77.8, 100.0 / 99.7'),
+    ('D_4', 2108, '100.0 / 100.0, 100.0 / 82.6, 100.0 / 98.7'),
+    ('D_12', 2109, '100.0 / 100.0, 100.0 / 80.3, 100.0 / 99.8'),
+    ('tomita_3', 2110, '100.0 / 100.0, 100.0 / 94.4, 100.0 / 99.7'),
+    ('tomita_4', 2111, '100.0 / 100.0, 100.0 / 70.0, 100.0 / 99.8'),
+    ('tomita_5', 2112, '100.0 / 100.0, 74.5 / 74.5, 100.0 / 99.8'),
+    ('tomita_6', 2113, '100.0 / 100.0, 50.0 / 50.0, 100.0 / 98.5'))})
+# Table 6.4 (GitHub; last tokens of 1000 chunks, 3 seeds): KERPLE, T5, ALiBi, RegularGPT C/K = 128/12
+T64 = dict(lines=(2176, 2180), cols=dict(kerple_log=[2.66, 2.61, 2.61, 2.67, 2.70], t5=[2.59, 2.53, 2.55, 2.78, 3.29],
+                                         alibi=[2.68, 2.88, 2.94, 2.94, 2.94], regular=[3.22, 3.24, 3.25, 3.26, 3.25]))
+
+
+# ------------------------------------------------------------------ reading: rows -> {seed: ppl} per cell
+
+def seed_of(name):
+    m = re.fullmatch(r'(.+)-s(\d+)', name)
+    if not m:
+        raise ConfigError(f"run name {name!r} has no -s<seed> suffix; thesis.py pairs runs by seed")
+    return int(m.group(2))
+
+
+def read_evals(cfg):
+    """-> ({(protocol, variant, training, group): {mult: {seed: ppl}}}, {protocol: L_tr, n_tokens, n_drawn}, notes).
+    training: 'base', or 'long' for files *_long.json. Rows of a run at other than its full iterations (a checkpoint
+    scored mid-training and kept by --reuse) are left out, with a note."""
+    if not os.path.isdir(cfg['eval_dir']):
+        raise ConfigError(f"eval_dir={cfg['eval_dir']!r} does not exist: run `bash results.sh thesis` first")
+    cells, info, notes = {}, {}, []
+    for path in sorted(glob.glob(os.path.join(cfg['eval_dir'], '*.json'))):
+        protocol = next((p for p in PROTOCOLS if os.path.basename(path).startswith(p + '_')), None)
+        if protocol is None:
+            raise ConfigError(f"eval_dir: {path} is not named <protocol>_<encoding>.json, protocol one of {PROTOCOLS}")
+        data = read_json(path, 'eval_dir')
+        training = 'long' if path.endswith('_long.json') else 'base'
+        want = cfg['long_iters'] if training == 'long' else cfg['iters']
+        facts = info.setdefault(protocol, {})
+        for s in data.get('setup', {}).values():  # what the protocol scored: the same for every run of one L_tr
+            facts.update({k: s[k] for k in ('n_tokens', 'n_drawn', 'docs_used', 'docs_long_enough') if k in s})
+        for r in [r for r in data.get('results', []) if r.get('ppl') is not None]:  # None: refused (learned PE)
+            if r.get('iters', want) != want:
+                notes.append(f"{path}: {r['ckpt']} at {r['mult']:g}x is from iteration {r['iters']}, not {want}")
+                continue
+            facts['L_tr'] = r['L_tr']
+            key = (protocol, r['variant'], training, r['group'])
+            cells.setdefault(key, {}).setdefault(float(r['mult']), {})[seed_of(r['ckpt'])] = float(r['ppl'])
+    return cells, info, notes
+
+
+# ------------------------------------------------------------------ statistics
+
+def paired(method, other, alpha):
+    """Thesis Tables 3.3/4.3: paired two-sided t-test of the chapter's method against another encoding at one
+    length, seed s against seed s. -> n_pairs, p (None below 2 pairs or when every difference is 0) and the mark:
+    DAGGER where the method is significantly better (lower perplexity), STAR where it is significantly worse."""
+    seeds = sorted(set(method) & set(other))
+    out = dict(n_pairs=len(seeds), p=None, mark='')
+    if len(seeds) < 2:
+        return out
+    a, b = [method[s] for s in seeds], [other[s] for s in seeds]
+    p = float(stats.ttest_rel(a, b).pvalue)
+    if math.isfinite(p):
+        out['p'] = p
+        if p < alpha:
+            out['mark'] = DAGGER if np.mean(b) > np.mean(a) else STAR
+    return out
+
+
+def table_cells(cells, key_of, groups, method, alpha):
+    """{group: {mult: mean, sample std, n, seeds, {seed: ppl}, the test against the method (None: none)}}."""
+    out = {}
+    for g in groups:
+        for m, by_seed in sorted(cells.get(key_of(g), {}).items()):
+            v = np.array(list(by_seed.values()), dtype=float)
+            out.setdefault(g, {})[m] = cell = dict(mean=float(v.mean()), std=float(v.std(ddof=1)) if len(v) > 1
+                                                   else 0.0, n=len(v), seeds=sorted(by_seed), ppl=by_seed)
+            if method and g != method:
+                cell.update(paired(cells.get(key_of(method), {}).get(m, {}), by_seed, alpha))
+    return out
+
+
+# ------------------------------------------------------------------ verdicts
+
+def fmt(p):
+    if p is None or not math.isfinite(p):
+        return 'n/a'
+    return format(p, '.3f' if p < 10 else '.2f' if p < 100 else '.4g' if p < 1e6 else '.2e')
+
+
+def verdict(ok, t, alpha):
+    """A directional claim: ok = our means point the claim's way; t = the paired test behind it (None: no data)."""
+    if t is None:
+        return 'no data yet'
+    word = 'holds' if ok else 'does not hold'
+    if t['p'] is None:
+        why = 'every seed pair equal' if t['n_pairs'] > 1 else f"{t['n_pairs']} seed pair(s)"
+        return f"{word} in the means; untested ({why})"
+    return f"{word} ({'significant' if t['p'] < alpha else 'not significant'}, p = {t['p']:.3g})"
+
+
+def trend(col, m, alpha):
+    """One encoding at m L_tr against itself at 1 L_tr, paired by seed -> (text, test, mean at 1x, mean at m)."""
+    if m is None or 1.0 not in col or m not in col:
+        return 'no data', None, None, None
+    t = paired(col[1.0]['ppl'], col[m]['ppl'], alpha)
+    a, b = col[1.0]['mean'], col[m]['mean']
+    n = min(col[1.0]['n'], col[m]['n'])
+    return f"{fmt(a)} → {fmt(b)} at {m:g}x ({100 * (b / a - 1):+.1f}%, {n} seed(s))", t, a, b
+
+
+def versus(table, method, g, mults):
+    """The method against g at each length -> (text, verdict on 'the method is better at every length')."""
+    col, own = table.get(g, {}), table.get(method, {})
+    ms = [m for m in mults if m in col and m in own]
+    lower = [m for m in ms if own[m]['mean'] < col[m]['mean']]
+    better, worse = ([m for m in ms if col[m].get('mark') == k] for k in (DAGGER, STAR))
+    untested = [m for m in ms if col[m].get('p') is None]
+    at = lambda xs: ', '.join(f'{m:g}x' for m in xs) or 'none'
+    text = (f"{NAMES[method]} lower at {len(lower)} of {len(ms)} lengths; significantly better at {at(better)}, "
+            f"worse at {at(worse)}" + (f"; untested at {at(untested)} (under 2 seed pairs)" if untested else ''))
+    if not ms:
+        return text, 'no data yet'
+    if worse:
+        return text, f"does not hold (significantly worse at {at(worse)})"
+    if len(better) == len(ms):
+        return text, 'holds (significant at every length)'
+    if len(lower) == len(ms):
+        return text, 'holds in the means' + (', untested' if len(untested) == len(ms) else
+                                             f', significant at {len(better)} of {len(ms)} lengths')
+    return text, f"does not hold in the means (lower at {len(lower)} of {len(ms)})"
+
+
+def claims_33(table, alpha):
+    out = []
+    for g in ('kerple_log', 'kerple_power', 'alibi', 't5'):
+        th = T33['cols'][g]
+        text, t, a, b = trend(table.get(g, {}), 16.0, alpha)
+        out.append(dict(claim=f"{NAMES[g]}: lower perplexity at 16x than at 1x", ours=text, verdict=verdict(
+            t is not None and b < a, t, alpha), thesis=f"{th[0].split()[0]} → {th[4].split()[0]} (lines 761, 765)"))
+    for g, line in (('kerple_power', 739), ('alibi', 743), ('rope', 743), ('sinusoidal', 743)):
+        text, word = versus(table, 'kerple_log', g, MULTS)
+        out.append(dict(claim=f"KERPLE-log beats {NAMES[g]} at every length", thesis=f"line {line}", ours=text,
+                        verdict=word))
+    text, _ = versus(table, 'kerple_log', 't5', MULTS)
+    col, own = table.get('t5', {}), table.get('kerple_log', {})
+    mark = {m: c.get('mark', '') for m, c in col.items()}
+    ok = not mark.get(1.0) and not mark.get(2.0) and mark.get(8.0) == mark.get(16.0) == DAGGER
+    if 'untested' in text:  # no test: the means at 8x and 16x
+        ok = all(m in col and m in own and own[m]['mean'] < col[m]['mean'] for m in (8.0, 16.0))
+    word = ('holds' if ok else 'does not hold') + (' in the means at 8x, 16x; untested' if 'untested' in text else '')
+    return out + [dict(claim="KERPLE-log is on a par with T5 below 4x and significantly better at 8x and 16x",
+                       thesis="line 741", ours=text, verdict=word if mark and own else 'no data yet')]
+
+
+def claims_43(table, alpha):
+    col = table.get('sandwich', {})
+    best = min((m for m in MULTS[1:] if m in col), key=lambda m: col[m]['mean'], default=None)
+    text, t, a, b = trend(col, best, alpha)
+    out = [dict(claim="Sandwich: lower perplexity at some L_ex > L_tr than at L_tr (its lowest)", ours=text,
+                thesis="2.88 → 2.69 at 4x (lines 1379, 1401-1403)", verdict=verdict(t is not None and b < a, t,
+                                                                                    alpha))]
+    for g in ('alibi', 'sinusoidal', 'rope'):
+        text, word = versus(table, 'sandwich', g, MULTS[1:])
+        out.append(dict(claim=f"Sandwich beats {NAMES[g]} at every L_ex > L_tr", thesis="line 1377", ours=text,
+                        verdict=word))
+    text, t, a, b = trend(table.get('alibi', {}), 16.0, alpha)
+    out.append(dict(claim="ALiBi: perplexity rises from L_tr to 16 L_tr", ours=text, verdict=verdict(
+        t is not None and b > a, t, alpha), thesis="GitHub 2.83 → 3.01, ArXiv 5.25 → 5.58 (+6%; lines 1401-1405, "
+                                                   "1394-1398)"))
+    for g, m, mark in (('kerple_log', 1.0, STAR), ('t5', 1.0, STAR), ('t5', 16.0, DAGGER)):
+        c, s, i = table.get(g, {}).get(m), col.get(m), MULTS.index(m)
+        ok = bool(c and s and (c['mean'] < s['mean']) == (mark == STAR))
+        out.append(dict(claim=f"{NAMES[g]} {'beats' if mark == STAR else 'loses to'} Sandwich at {m:g}x",
+                        thesis=f"{T43['cols'][g][i]} (line {T43['lines'][0] + i})",
+                        verdict=verdict(ok, c if s else None, alpha),
+                        ours=f"{fmt(c['mean'])} vs Sandwich {fmt(s['mean'])}" if c and s else 'no data'))
+    return out
+
+
+def claims_45(windowed, vanilla, alpha):
+    """Table 4.5: windowed inference against the same models without the window, same tokens, paired by seed."""
+    out = []
+    for g, claim, thesis in (('alibi', "ALiBi: the window leaves its perplexity as it is (within 1%)",
+                              "3.01 with and without, at 8x (lines 1404, 1459)"),
+                             ('sandwich', "Sandwich: a bit worse with the window (it uses tokens beyond it)",
+                              "2.79 with, 2.73 without, at 8x (lines 1404, 1458)")):
+        parts, tests = [], []
+        for m in (4.0, 8.0, 16.0):
+            w, v = windowed.get(g, {}).get(m), vanilla.get(g, {}).get(m)
+            if w and v:
+                t = paired(v['ppl'], w['ppl'], alpha)
+                tests.append((w['mean'] / v['mean'] - 1, t))
+                p = f" (p = {t['p']:.3g})" if t['p'] is not None else ''
+                parts.append(f"{m:g}x: {fmt(w['mean'])} windowed, {fmt(v['mean'])} full{p}")
+        ok = all(abs(d) < 0.01 for d, _ in tests) if g == 'alibi' else all(d > 0 for d, _ in tests)
+        untested = ' (untested: under 2 seed pairs)' if any(t['p'] is None for _, t in tests) else ''
+        out.append(dict(claim=claim, thesis=thesis, ours='; '.join(parts) or 'no data',
+                        verdict=('holds' if ok else 'does not hold') + untested if tests else 'no data yet'))
+    return out
+
+
+def claims_long(base, long, iters):
+    """The longer-training check (not in the thesis): does seed 0's 1x -> 16x direction move with 4x the iterations?"""
+    out = []
+    for g in LONG:
+        v = dict(claim=f"{NAMES[g]}: 1x → 16x of seed 0 after 4x the training", thesis='not in the thesis',
+                 ours='no data', verdict='no data yet')
+        if all(0 in c.get(g, {}).get(m, {}).get('ppl', {}) for c in (base, long) for m in (1.0, 16.0)):
+            r = [c[g][16.0]['ppl'][0] / c[g][1.0]['ppl'][0] for c in (base, long)]
+            v.update(ours=f"16x / 1x = {r[0]:.3f} at {iters[0]} iterations, {r[1]:.3f} at {iters[1]}",
+                     verdict='direction changes' if (r[0] > 1) != (r[1] > 1) else 'same direction')
+        out.append(v)
+    return out
+
+
+# ------------------------------------------------------------------ Table 3.4, Table 6.1
+
+def step_seconds(log_path):
+    """Median seconds per training step of one run, from train.py's log.json: the time between consecutive
+    log_interval rows, over the intervals that hold no evaluation (those also hold the eval and the checkpoint)."""
+    rows = read_json(log_path, 'lm_dir')
+    evals = [r['iter'] for r in rows if r.get('val_loss') is not None]
+    train = [r for r in rows if r.get('val_loss') is None]
+    d = [(b['time'] - a['time']) / (b['iter'] - a['iter']) for a, b in zip(train, train[1:])
+         if b['iter'] > a['iter'] and not any(a['iter'] < e <= b['iter'] for e in evals)]
+    return float(np.median(d)) if d else None
+
+
+def speeds(cfg):
+    """Table 3.4 from the finished runs of lm_dir (train.py writes loss.png last) -> {pe: {seed: s/step}}; runs
+    whose folders are gone keep the value the previous thesis.json holds."""
+    out, old = {}, os.path.join(cfg['out_dir'], 'thesis.json')
+    if os.path.isfile(old):
+        for pe, by_seed in read_json(old, 'out_dir').get('sections', {}).get('speed', {}).get('runs', {}).items():
+            out[pe] = {int(s): v for s, v in by_seed.items()}
+    for path in sorted(glob.glob(os.path.join(cfg['lm_dir'], '*-s[0-9]*', 'log.json'))):
+        run_dir, name = os.path.dirname(path), os.path.basename(os.path.dirname(path))
+        sec = step_seconds(path) if os.path.isfile(os.path.join(run_dir, 'loss.png')) else None
+        if sec:
+            out.setdefault(name.rsplit('-s', 1)[0], {})[seed_of(name)] = sec
+    return out
+
+
+def claims_34(runs, alpha):
+    """The thesis' speed sentences: KERPLE-log x% faster than another (1 - its s/step over the other's)."""
+    out, log = [], runs.get('kerple_log', {})
+    for g, (th, line) in T34['said'].items():
+        other = runs.get(g, {})
+        v = dict(claim=f"KERPLE-log is {abs(th)}% {'faster' if th > 0 else 'slower'} than {NAMES[g]}",
+                 thesis=f"lines {line}, {T34['line']}", ours='no data', verdict='no data yet')
+        if log and other:
+            ours = 1 - np.mean(list(log.values())) / np.mean(list(other.values()))
+            v.update(ours=f"{100 * abs(ours):.1f}% {'faster' if ours > 0 else 'slower'} ({len(log)}, {len(other)} "
+                          f"runs)",
+                     verdict=verdict((ours > 0) == (th > 0), paired(log, other, alpha), alpha))
+        out.append(v)
+    return out
+
+
+def regular_section(cfg):
+    """Table 6.1 on our runs (results/regular/table.json) beside the thesis' -> (markdown rows, verdicts)."""
+    if not os.path.isfile(cfg['regular']):
+        return [], [dict(claim='Table 6.1', ours=f"no {cfg['regular']} (bash results.sh regular)", verdict='no data')]
+    ours, models = read_json(cfg['regular'], 'regular'), ('lstm', 'transformer', 'regulargpt_c2')
+    cell = lambda c: f"{c['max']:.1f} / {c['avg']:.1f} ({c['seeds']})" if c else '-'
+    rows = [[t, cell(ours.get(f'{t}/regulargpt_c2')), th[3], cell(ours.get(f'{t}/transformer')), th[2],
+             cell(ours.get(f'{t}/lstm')), th[1]] for t, th in T61['rows'].items()]
+    # Avg per task and model (the thesis' RNN for our LSTM); one rule for both sides
+    th_avg = {t: dict(zip(models, (float(x.split('/')[1]) for x in th[1:]))) for t, th in T61['rows'].items()}
+    us_avg = {t: {m: ours[f'{t}/{m}']['avg'] for m in models if f'{t}/{m}' in ours} for t in T61['rows']}
+    verdicts = []
+    for claim, other, rule in (("RegularGPT C=2 is far above the Transformer (Avg 10 points or more)", 'transformer',
+                                lambda d: d >= 10),
+                               ("RegularGPT C=2 is on a par with the RNN (Avg within 5 points; ours: an LSTM)", 'lstm',
+                                lambda d: abs(d) <= 5)):
+        both = lambda avg: [t for t, a in avg.items() if {'regulargpt_c2', other} <= set(a)]
+        hold = lambda avg: [t for t in both(avg) if rule(avg[t]['regulargpt_c2'] - avg[t][other])]
+        th, us, n = hold(th_avg), hold(us_avg), len(both(us_avg))
+        word = 'holds as often' if n and len(us) / n >= len(th) / 12 else 'holds less often'
+        verdicts.append(dict(claim=claim + ' (line 2133)', thesis=f"on {len(th)} of 12 tasks (lines 2101-2113)",
+                             ours=f"on {len(us)} of {n} tasks; not on "
+                                  f"{', '.join(t for t in both(us_avg) if t not in us) or 'none'}",
+                             verdict=f"{word} ({100 * len(us) / n:.0f}% of tasks, thesis {100 * len(th) / 12:.0f}%)"
+                             if n else 'no data'))
+    return rows, verdicts
+
+
+# ------------------------------------------------------------------ the page
+
+def cell_text(c, marks=True):
+    if not c:
+        return '-'
+    spread = f" ± {fmt(c['std'])}" if c['n'] > 1 else ''
+    return f"{fmt(c['mean'])}{spread}{c.get('mark', '') if marks else ''} ({c['n']})"
+
+
+def ppl_table(table, long, groups, thesis, long_label):
+    rows = []
+    for g in groups:
+        rows.append([NAMES[g], 'ours'] + [cell_text(table.get(g, {}).get(m)) for m in MULTS])
+        if g in thesis['cols']:
+            rows.append(['', f"thesis, lines {thesis['lines'][0]}-{thesis['lines'][1]}"] + thesis['cols'][g])
+    if long:
+        rows.append([f'*longer training: {long_label}*', ''] + [''] * len(MULTS))
+        rows += [[NAMES[g], 'ours'] + [cell_text(long[g].get(m)) for m in MULTS] for g in LONG if g in long]
+    return md_table(['encoding', ''] + [f'{m:g} L_tr' for m in MULTS], rows)
+
+
+def n_line(facts):
+    """What n is under a protocol: seeds (per cell) x segments."""
+    if 'n_tokens' in facts:
+        segs = ', '.join(str(facts['n_tokens'] // int(m * facts['L_tr'])) for m in MULTS)
+        return f"n = seeds (per cell) x segments: {segs} at 1-16 L_tr, {facts['n_tokens']:,} tokens at every length"
+    return 'n: no data' if 'n_drawn' not in facts else (
+        f"n = seeds (per cell) x {facts['n_drawn']} segments, one token each, from {facts.get('docs_used')} of the "
+        f"{facts.get('docs_long_enough')} test documents long enough for 16 L_tr")
+
+
+INTRO = {  # each section's title and protocol in a sentence
+    't3_3': ("Table 3.3: KERPLE, non-overlapping evaluation", "The test split's first tokens, the same at every "
+             "length, cut into non-overlapping segments of L_ex, every token scored (line 737)."),
+    't4_3': ("Table 4.3: Sandwich, last-token evaluation", "N segments of L_ex tokens, only the last token of each "
+             "scored, after the L_ex - 1 before it: the same tokens at every length (4.3.4, lines 1227-1231)."),
+    't4_5': ("Table 4.5: windowed inference", "The last-token protocol's tokens, each token seeing the last L_tr "
+             "only, as a KV cache that drops what leaves the window does (4.9.2). The thesis' window is 2048 = 4 L_tr, "
+             "ours 1 L_tr (extrapolate.py's windowed@L_tr): stricter. Thesis, lines 1458-1460, at 8, 16, 32 L_tr: "
+             "Sandwich 2.79, 2.81, 2.81; ALiBi 3.01, 3.01, 3.01."),
+    'speed': ("Table 3.4: training seconds per step", "The median step time in each finished run's log, mean over "
+              "seeds (two runs share 2 CPU cores beside other work: noisy; quiet-machine figures in "
+              "results/bench/train.md), beside the thesis' GPU seconds (line 781)."),
+    't6_1': ("Table 6.1: regular languages", "Final-answer accuracy at lengths 41-500 (Deletang) and 51-100 "
+             "(Bhattamishra), Max / Avg (seeds), from results/regular/table.json. Ours: RegularGPT C=2, a RoPE "
+             "Transformer, an LSTM; the thesis' Transformer has Transformer-XL positions."),
+    't6_3': ("Tables 6.3/6.4: RegularGPT on natural language", "Not measured: no RegularGPT language model is "
+             "trained on our corpus (a tiny `pe=regular` sweep is missing; configs/regular_128_*.py are the thesis' "
+             "162M setting). Its baselines are the last-token rows above. Thesis Table 6.4 (GitHub, lines 2176-2180) "
+             "at 1-16 L_tr: " + '; '.join(f"{NAMES.get(g, 'RegularGPT 128/12')} {', '.join(map(str, v))}"
+                                          for g, v in T64['cols'].items()) + '.'),
+}
+
+
+def page(cfg, s, info, notes):
+    """results/thesis/README.md from the sections' tables and verdicts."""
+    bullet_list = lambda vs: ''.join(f"- {v['claim']}. Thesis: {v.get('thesis', '-')}. Ours: {v['ours']}. "
+                                     f"**{v['verdict']}**\n" for v in vs)
+    lab = f"seed 0 at {cfg['long_iters']:,} iterations"
+    mark = (f"{DAGGER}: the chapter's method significantly better, {STAR}: significantly worse (paired two-sided "
+            f"t-test, alpha = {cfg['alpha']}, seed s against seed s at each length; p-values in thesis.json)")
+    md = ["# The thesis' tables, measured the thesis' way\n\nTiny models (0.8M parameters, byte-level Python, "
+          f"L_tr = 256, {cfg['iters']:,} iterations) against the thesis' 162M-parameter ones (L_tr = 512, 50k steps). "
+          "The thesis' numbers are its GitHub columns (code, the nearest of its corpora to ours), copied from the seed "
+          "text with their lines; its 512 ... 8192 tokens are 1-16 L_tr. Cells: mean ± sample std over the seeds, "
+          "their number in brackets. `bash results.sh thesis` makes this page.\n\n"
+          "![the tables as curves](thesis.png)\n"]
+    for key, groups, thesis in (('t3_3', G33, T33), ('t4_3', G43, T43)):
+        md.append(f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]} {n_line(info.get(s[key]['protocol'], {}))}. {mark}.\n\n"
+                  + ppl_table(s[key]['cells'], s[key]['long'], groups, thesis, lab) + '\n'
+                  + bullet_list(s[key]['verdicts'] + s[key]['long_verdicts']))
+    both = {f'{NAMES[g]} {k}': t.get(g, {}) for g in ('alibi', 'sandwich') for k, t in (
+        ('windowed', s['t4_5']['cells']), ('full', s['t4_3']['cells']), (f'windowed, {lab}', s['t4_5']['long']),
+        (f'full, {lab}', s['t4_3']['long'])) if g in t}
+    sp = [[NAMES[g], f"{np.mean(list(v.values())):.3f} ({len(v)})" if v else '-',
+           f"{T34['sec'][g]:.3f}" if g in T34['sec'] else '-'] for g, v in ((g, s['speed']['runs'].get(g)) for g in
+                                                                             NAMES)]
+    tables = dict(t4_5=md_table(['encoding, attention'] + [f'{m:g} L_tr' for m in MULTS[1:]],
+                                [[k] + [cell_text(c.get(m), False) for m in MULTS[1:]] for k, c in both.items()]),
+                  speed=md_table(['encoding', 'ours s/step (runs)', 'thesis s/step'], sp),
+                  t6_1=md_table(['task', 'RegularGPT, ours', 'thesis C=2', 'Transformer, ours', 'thesis', 'LSTM, ours',
+                                 'thesis RNN'], s['t6_1']['rows']), t6_3='')
+    for key, table in tables.items():
+        extra = f" {n_line(info.get('windowed', {}))}." if key == 't4_5' else ''
+        md.append(f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]}{extra}\n\n{table}" + (
+            '\n' + bullet_list(s[key]['verdicts']) if 'verdicts' in s.get(key, {}) else ''))
+    if notes:
+        md.append('\nLeft out (scored before training ended):\n\n' + ''.join(f'- {n}\n' for n in notes))
+    return ''.join(md)
+
+
+def plot(tables):
+    fig, axes = plt().subplots(1, len(tables), figsize=(5 * len(tables), 4.2), squeeze=False)
+    for ax, (title, table) in zip(axes[0], tables.items()):
+        for g, col in table.items():  # one colour per encoding in every panel
+            ax.errorbar(sorted(col), [col[m]['mean'] for m in sorted(col)], [col[m]['std'] for m in sorted(col)],
+                        marker='o', ms=3, capsize=2, label=g, color=f"C{list(NAMES).index(g.split()[0])}",
+                        ls='--' if '(' in g else '-')
+        ax.set(xscale='log', yscale='log', xlabel='L_ex / L_tr', ylabel='perplexity (mean over seeds, bar: 1 std)')
+        ax.set_title(title if table else f'{title}: no data yet', fontsize=9), ax.grid(alpha=0.3, which='both')
+        ax.legend(fontsize=6) if table else None
+    fig.tight_layout()
+    return fig
+
+
+def main(cfg):
+    if not 0 < cfg['alpha'] < 1:
+        raise ConfigError(f"alpha={cfg['alpha']} is outside the allowed range 0 < alpha < 1")
+    if min(cfg['iters'], cfg['long_iters']) < 1:
+        raise ConfigError(f"iters={cfg['iters']}, long_iters={cfg['long_iters']}: both must be >= 1")
+    cells, info, notes = read_evals(cfg)
+    a, s = cfg['alpha'], {}
+    at = lambda protocol, training, variant='vanilla': lambda g: (protocol, variant, training, g)
+    for key, proto, groups, method, claims in (('t3_3', 'nonoverlap', G33, 'kerple_log', claims_33),
+                                               ('t4_3', 'last_token', G43, 'sandwich', claims_43)):
+        table, long = (table_cells(cells, at(proto, t), groups, method, a) for t in ('base', 'long'))
+        s[key] = dict(protocol=proto, method=method, cells=table, long=long, verdicts=claims(table, a),
+                      long_verdicts=claims_long(table, long, (cfg['iters'], cfg['long_iters'])))
+    windowed = table_cells(cells, at('windowed', 'base', 'windowed@L_tr'), ['alibi', 'sandwich'], None, a)
+    s['t4_5'] = dict(cells=windowed, verdicts=claims_45(windowed, s['t4_3']['cells'], a),
+                     long=table_cells(cells, at('windowed', 'long', 'windowed@L_tr'), LONG, None, a))
+    runs = speeds(cfg)
+    s['speed'] = dict(runs=runs, verdicts=claims_34(runs, a))
+    s['t6_1'] = dict(zip(('rows', 'verdicts'), regular_section(cfg)))
+    md = page(cfg, s, info, notes)
+    panels = {f"Table {k[1]}.{k[3]} ({s[k]['protocol']}; dashed: 4x training)":
+              {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()}} for k in ('t3_3', 't4_3')}
+    panels['Table 4.5 (windowed@L_tr)'] = {f'{g} windowed': c for g, c in windowed.items()}
+    data = dict(alpha=a, test='scipy.stats.ttest_rel, two-sided, paired by seed at each length, on perplexity',
+                iters=cfg['iters'], long_iters=cfg['long_iters'], protocols=info, notes=notes, sections=s,
+                thesis=dict(t3_3=T33, t4_3=T43, t4_5=T45, t3_4=T34, t6_1=T61, t6_4=T64))
+    write_outputs(cfg['out_dir'], 'thesis', data, None, plot(panels))
+    with open(os.path.join(cfg['out_dir'], 'README.md'), 'w') as f:
+        f.write(md)
+    print(md)
+    return data
+
+
+if __name__ == '__main__':
+    run(main, DEFAULTS, __doc__)
