@@ -35,7 +35,7 @@ MULTS = [1.0, 2.0, 4.0, 8.0, 16.0]  # L_ex / L_tr; the thesis' 512 ... 8192 at i
 NAMES = dict(kerple_log='KERPLE-log', kerple_power='KERPLE-power', alibi='ALiBi', t5='T5', rope='RoPE',
              sinusoidal='Sinusoidal', sandwich='Sandwich', sandwich_smoothed='Smoothed', none='NoPE')
 G33 = ['kerple_log', 'kerple_power', 'alibi', 't5', 'rope', 'sinusoidal', 'none']
-G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_log', 't5', 'none']
+G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_log', 't5', 'kerple_power', 'none']
 LONG = ['alibi', 'kerple_log', 'sandwich', 't5']  # configs/sweep_lm_long.py
 PROTOCOLS = ('nonoverlap', 'last_token', 'windowed')  # the eval JSONs' name prefixes (results.sh thesis)
 
