@@ -47,7 +47,8 @@ def kind(name):
 def get_tokenizer(name):
     """encode: str -> list of ids; decode: ids -> str. sep_ids end a BiPE segment ('.' and newline). bytes and gpt2
     (tiktoken's BPE) are the corpora's own; any other name is a pretrained model's (kind), whose tokenizer it gives."""
-    if name not in TOKENIZERS and kind(name) in PRETRAINED and (kind(name) != 'hub' or '/' in name):
+    what = kind(name) if name not in TOKENIZERS else 'tokenizer'
+    if what in PRETRAINED and (what != 'hub' or '/' in name):
         return Tokenizer(**pretrained.tokenizer(name))  # a bare word is no model here: a typo of bytes or gpt2
     if name == 'bytes':
         # raw UTF-8 bytes; 0 never occurs in real text, so it is free to mark document boundaries
@@ -65,7 +66,6 @@ def get_tokenizer(name):
         return Tokenizer('gpt2', bpe.n_vocab, bpe.eot_token, sep, bpe.encode_ordinary, bpe.decode)
     raise ConfigError(f"unknown tokenizer {name!r}; allowed: {', '.join(TOKENIZERS)}, or a pretrained model's folder, "
                       f".gguf file or hub name (org/name)")
-
 
 
 # --------------------------------------------------------------------------------------------

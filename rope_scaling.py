@@ -53,10 +53,11 @@ def band(config):
 def layer_frequencies(config, dim, length=0):
     """(inverse frequencies, factor on q and k) of every layer, each at its own base (GPTConfig.layer_attn) and extended
     where config.layer(layer) says: [dim/2] and a float when the layers rotate alike, else [n_layer, dim/2] and a list."""
-    per = [frequencies(config, dim, length, *config.layer(i)[1:]) for i in range(config.n_layer)]
-    if all(torch.equal(inv, per[0][0]) and f == per[0][1] for inv, f in per):
-        return per[0]
-    return torch.stack([inv for inv, _ in per]), [f for _, f in per]
+    kinds = [config.layer(i)[1:] for i in range(config.n_layer)]  # (base, extended) of each layer
+    made = {k: frequencies(config, dim, length, *k) for k in set(kinds)}  # each kind of layer once
+    if len(made) == 1:
+        return made[kinds[0]]
+    return torch.stack([made[k][0] for k in kinds]), [made[k][1] for k in kinds]
 
 
 def frequencies(config, dim, length=0, base=0.0, extend=True):
