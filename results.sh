@@ -7,6 +7,7 @@
 #   python sweep.py configs/sweep_rope_finetune.py   # out/lm/rope-<pi|ntk|yarn>ft-s<seed>, from out/lm/rope-s<seed>
 #   python sweep.py configs/sweep_dyck.py        # results/regular/D_*.json (bash results.sh regular_runs: every run there)
 #   python sweep.py configs/sweep_lm_long.py     # out/lm_long/<pe>-s0, 4x the iterations (results/thesis/)
+#   python sweep.py configs/sweep_lm_regular.py  # out/lm/regular<C>-s<seed>, RegularGPT language models (results/thesis/)
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
@@ -219,6 +220,8 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench_gemma3.md
+  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
+    --threads=2 | tee results/pretrained/bench_gemma3_32k.md
   # the receptive field at 1 L_tr (one test-split input), and with the global layers windowed at 512: the local
   # layers' reach alone
   python receptive_field.py --ckpt=gemma3 --length=1 --n=1 --recompute=True --windowed=True --windowed_at=512 \
@@ -420,6 +423,7 @@ if [ "$what" = thesis ]; then
   # seeds is still training: its ckpt.pt is a mid-run one until train.py writes loss.png, last.
   #   Table 3.3, non-overlapping: the same first 2^18 = 262,144 tokens of the test split at every length, cut into
   #     segments of L_ex (1024 segments at 1x ... 64 at 16x), every token scored; ~3 CPU minutes per run.
+  #   Tables 6.3/6.4: RegularGPT (configs/sweep_lm_regular.py: out/lm/regular<C>-s<seed>) under Table 4.3's protocol.
   #   Table 4.3, last token: N = 1000 segments, the last token of each after exactly L_ex tokens of context (the same
   #     1000 tokens at every length): 1000 x 31 L_tr = 7.9M tokens of forward per run, 15-25 CPU minutes.
   #   Table 4.5: the same 1000 tokens with windowed attention, each token seeing the last 1024 = 4 L_tr (the thesis'
@@ -429,12 +433,14 @@ if [ "$what" = thesis ]; then
   LT="--protocol=last_token --n=1000 --out_dir=$T"
   finished() { local d; for d in "$@"; do [ -f "$d/loss.png" ] && return 0; done; return 1; }
   training() { local d; for d in "$@"; do [ -d "$d" ] && ! [ -f "$d/loss.png" ] && echo "$d" && return 0; done; return 1; }
-  for p in sinusoidal rope alibi kerple_power kerple_log sandwich sandwich_smoothed t5 none long; do
+  for p in sinusoidal rope alibi kerple_power kerple_log sandwich sandwich_smoothed t5 none regular64 regular32 long; do
     c="out/lm/$p-s[0-9]*"; w=$c
     [ $p = long ] && c="out/lm_long/*-s[0-9]*" && w="out/lm_long/alibi-s[0-9]*,out/lm_long/sandwich-s[0-9]*"
     finished $c || { echo "thesis: no finished run $c yet"; continue; }
     busy=$(training $c) && { echo "thesis: $p waits, $busy is still training"; continue; }
-    python extrapolate.py --ckpt="$c" $NO --name=nonoverlap_$p $(reuse $T/nonoverlap_$p.json)
+    case $p in regular*) ;; *)  # Tables 6.3/6.4 are last-token tables
+      python extrapolate.py --ckpt="$c" $NO --name=nonoverlap_$p $(reuse $T/nonoverlap_$p.json) ;;
+    esac
     python extrapolate.py --ckpt="$c" $LT --lengths=1,2,4,8,16 --name=last_token_$p $(reuse $T/last_token_$p.json)
     case $p in alibi|sandwich|long)
       python extrapolate.py --ckpt="$w" $LT --lengths=8,16 --no_vanilla=True --windowed=True --windowed_at=1024 --name=windowed_$p \

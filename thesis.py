@@ -7,8 +7,8 @@ results/thesis/eval/, the runs' logs and results/regular/table.json; writes resu
 Significance as in the thesis' Tables 3.3 and 4.3: a paired two-sided t-test (scipy.stats.ttest_rel) at alpha = 0.05
 of every encoding against the chapter's method (KERPLE-log in 3.3, Sandwich in 4.3), pairing seeds at each length:
 seed s of the method against seed s of the other (seeds only one has are left out; no test below 2 pairs). A dagger
-marks an encoding the method beats significantly, a star one that beats it. The thesis' numbers are copied from the
-seed text (../shared/papers/000_*.txt) with their lines.
+marks an encoding the method beats significantly, a star one that beats it. The thesis' numbers, copied from the
+seed text with their lines, are in thesis_tables.py.
 """
 import glob
 import math
@@ -20,6 +20,7 @@ from scipy import stats
 
 from common import md_table, plt, read_json, write_outputs
 from config import ConfigError, run
+from thesis_tables import T33, T34, T43, T45, T61, T64, W45
 
 DEFAULTS = dict(
     eval_dir='results/thesis/eval',   # extrapolate.py's JSONs <protocol>_<encoding or long>.json (results.sh thesis)
@@ -33,56 +34,13 @@ DEFAULTS = dict(
 DAGGER, STAR = '\u2020', '*'
 MULTS = [1.0, 2.0, 4.0, 8.0, 16.0]  # L_ex / L_tr; the thesis' 512 ... 8192 at its L_tr = 512
 NAMES = dict(kerple_log='KERPLE-log', kerple_power='KERPLE-power', alibi='ALiBi', t5='T5', rope='RoPE',
-             sinusoidal='Sinusoidal', sandwich='Sandwich', sandwich_smoothed='Smoothed', none='NoPE')
+             sinusoidal='Sinusoidal', sandwich='Sandwich', sandwich_smoothed='Smoothed', none='NoPE',
+             regular64='RegularGPT 64/2', regular32='RegularGPT 32/2')
 G33 = ['kerple_log', 'kerple_power', 'alibi', 't5', 'rope', 'sinusoidal', 'none']
 G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_log', 't5', 'kerple_power', 'none']
+G63 = ['regular64', 'regular32', 'kerple_log', 't5', 'alibi']  # configs/sweep_lm_regular.py; the baselines of 4.3
 LONG = ['alibi', 'kerple_log', 'sandwich', 't5']  # configs/sweep_lm_long.py
 PROTOCOLS = ('nonoverlap', 'last_token', 'windowed')  # the eval JSONs' name prefixes (results.sh thesis)
-
-# The thesis' numbers on GitHub (code: the nearest of its corpora to ours) at L_ex = 512 ... 8192, as printed with
-# their marks; lines of ../shared/papers/000_29a755e9c96e9e9d.txt. Table 3.3 (columns on line 759): † log better.
-T33 = dict(lines=(761, 765), cols=dict(
-    kerple_log=['3.40 ± 0.20', '3.04 ± 0.14', '2.86 ± 0.10', '2.74 ± 0.05', '2.71 ± 0.05'],
-    kerple_power=['3.42 ± 0.20', '3.07 ± 0.16', '2.90 ± 0.08 †', '2.79 ± 0.06', '2.76 ± 0.05'],
-    alibi=['3.42 ± 0.21', '3.15 ± 0.17 †', '3.13 ± 0.10 †', '3.04 ± 0.08 †', '3.04 ± 0.03 †'],
-    t5=['3.38 ± 0.21', '3.02 ± 0.14', '2.84 ± 0.09', '2.78 ± 0.04 †', '2.95 ± 0.13 †'],
-    rope=['3.44 ± 0.20 †', '3.86 ± 0.25 †', '5.94 ± 0.64 †', '11.1 ± 1.55 †', '20.2 ± 2.75 †'],
-    sinusoidal=['4 ± 0.2 †', '105 ± 39 †', '1380 ± 404 †', '5217 ± 1118 †', '10081 ± 3583 †']))
-# Table 4.3 (columns on line 1400): † Sandwich significantly better, * significantly worse
-T43 = dict(lines=(1401, 1405), cols=dict(
-    sandwich=['2.88 ± 0.12', '2.71 ± 0.09', '2.69 ± 0.11', '2.73 ± 0.12', '2.79 ± 0.15'],
-    sandwich_smoothed=['2.88 ± 0.17', '2.70 ± 0.07', '2.74 ± 0.08', '2.78 ± 0.08', '2.83 ± 0.08'],
-    alibi=['2.83 ± 0.11 †', '2.97 ± 0.11 †', '3.01 ± 0.10 †', '3.01 ± 0.10 †', '3.01 ± 0.10 †'],
-    sinusoidal=['4 †', '8342 †', '9179 †', '11017 †', '11270 †'],
-    rope=['2.82 ± 0.11', '3.86 ± 0.25 †', '5.94 ± 0.64 †', '11.1 ± 1.55 †', '20.2 ± 2.75 †'],
-    kerple_log=['2.81 ± 0.14 *', '2.67 ± 0.10 *', '2.65 ± 0.10 *', '2.70 ± 0.09', '2.75 ± 0.08'],
-    t5=['2.76 ± 0.14 *', '2.61 ± 0.08 *', '2.65 ± 0.05', '2.91 ± 0.12', '3.68 ± 0.50 †']))
-# Table 4.5: windowed inference, w = 2048 = 4 L_tr, at L_ex = 4096, 8192, 16384 (8, 16, 32 L_tr); ours w = 4 x 256
-W45 = 1024
-T45 = dict(lines=(1458, 1460), cols=dict(sandwich=[2.79, 2.81, 2.81], alibi=[3.01, 3.01, 3.01]))
-# Table 3.4 (s/step), and the percentages the text draws from it (KERPLE-log faster by ...; negative: slower)
-T34 = dict(line=781, sec=dict(kerple_log=0.307, kerple_power=0.321, alibi=0.302, t5=0.340, rope=0.332,
-                             sinusoidal=0.298),
-           said=dict(kerple_power=(4.4, 739), t5=(9.7, 741), alibi=(-1.6, 743), rope=(7.5, 743),
-                     sinusoidal=(-3.0, 743)))
-# Table 6.1, Max / Avg over 3 seeds: line, RNN, Transformer, RegularGPT C=2
-T61 = dict(rows={t: (line, *cells.split(', ')) for t, line, cells in (
-    ('even_pairs', 2101, '100.0 / 100.0, 99.7 / 73.2, 100.0 / 89.3'),
-    ('modular_arithmetic', 2102, '100.0 / 100.0, 21.9 / 20.3, 96.4 / 82.6'),
-    ('parity_check', 2103, '100.0 / 98.9, 52.3 / 50.1, 100.0 / 100.0'),
-    ('cycle_navigation', 2104, '100.0 / 100.0, 21.7 / 20.6, 100.0 / 100.0'),
-    ('D_2', 2106, '100.0 / 100.0, 100.0 / 80.1, 100.0 / 100.0'),
-    ('D_3', 2107, '100.0 / 100.0, 100.0 / 77.8, 100.0 / 99.7'),
-    ('D_4', 2108, '100.0 / 100.0, 100.0 / 82.6, 100.0 / 98.7'),
-    ('D_12', 2109, '100.0 / 100.0, 100.0 / 80.3, 100.0 / 99.8'),
-    ('tomita_3', 2110, '100.0 / 100.0, 100.0 / 94.4, 100.0 / 99.7'),
-    ('tomita_4', 2111, '100.0 / 100.0, 100.0 / 70.0, 100.0 / 99.8'),
-    ('tomita_5', 2112, '100.0 / 100.0, 74.5 / 74.5, 100.0 / 99.8'),
-    ('tomita_6', 2113, '100.0 / 100.0, 50.0 / 50.0, 100.0 / 98.5'))})
-# Table 6.4 (GitHub; last tokens of 1000 chunks, 3 seeds): KERPLE, T5, ALiBi, RegularGPT C/K = 128/12
-T64 = dict(lines=(2176, 2180), cols=dict(kerple_log=[2.66, 2.61, 2.61, 2.67, 2.70], t5=[2.59, 2.53, 2.55, 2.78, 3.29],
-                                         alibi=[2.68, 2.88, 2.94, 2.94, 2.94], regular=[3.22, 3.24, 3.25, 3.26, 3.25]))
-
 
 # ------------------------------------------------------------------ reading: rows -> {seed: ppl} per cell
 
@@ -171,14 +129,14 @@ def verdict(ok, t, alpha):
     return f"{word} ({'significant' if t['p'] < alpha else 'not significant'}, p = {t['p']:.3g})"
 
 
-def trend(col, m, alpha):
-    """One encoding at m L_tr against itself at 1 L_tr, paired by seed -> (text, test, mean at 1x, mean at m)."""
-    if m is None or 1.0 not in col or m not in col:
+def trend(col, m, alpha, base=1.0):
+    """One encoding at m L_tr against itself at base L_tr, paired by seed -> (text, test, mean at base, mean at m)."""
+    if m is None or base not in col or m not in col:
         return 'no data', None, None, None
-    t = paired(col[1.0]['ppl'], col[m]['ppl'], alpha)
-    a, b = col[1.0]['mean'], col[m]['mean']
-    n = min(col[1.0]['n'], col[m]['n'])
-    return f"{fmt(a)} → {fmt(b)} at {m:g}x ({100 * (b / a - 1):+.1f}%, {n} seed(s))", t, a, b
+    t = paired(col[base]['ppl'], col[m]['ppl'], alpha)
+    a, b = col[base]['mean'], col[m]['mean']
+    n, span = min(col[base]['n'], col[m]['n']), f'at {m:g}x' if base == 1.0 else f'from {base:g}x to {m:g}x'
+    return f"{fmt(a)} → {fmt(b)} {span} ({100 * (b / a - 1):+.1f}%, {n} seed(s))", t, a, b
 
 
 def versus(table, method, g, mults):
@@ -269,6 +227,27 @@ def claims_45(windowed, vanilla, alpha):
         untested = ' (untested: under 2 seed pairs)' if any(t['p'] is None for _, t in tests) else ''
         out.append(dict(claim=claim, thesis=thesis, ours='; '.join(parts) or 'no data',
                         verdict=('holds' if ok else 'does not hold') + untested if tests else 'no data yet'))
+    return out
+
+
+def claims_63(table, alpha):
+    """Tables 6.3/6.4 (6.5): RegularGPT keeps its perplexity while its levels are those of L_tr, loses it where a
+    level is added, and trails the relative encodings at L_tr."""
+    text, t, a, b = trend(table.get('regular64', {}), 16.0, alpha)
+    out = [dict(claim="RegularGPT C = 64 (2 levels from 1x to 16x): at 16x at most 5% above 1x", ours=text,
+                thesis="128/6 3.63 → 3.50, 128/12 3.22 → 3.25 (lines 2176, 2180)",
+                verdict=verdict(t is not None and b <= 1.05 * a, t, alpha))]
+    text, t, a, b = trend(table.get('regular32', {}), 8.0, alpha, base=4.0)
+    out.append(dict(claim="RegularGPT C = 32: perplexity rises from 4x to 8x, where a third level comes in", ours=text,
+                    thesis="64/6 3.79 → 4.14 where its third level comes in (16x), 32/6 3.87 → 4.37 (4x; lines "
+                           "2176-2180)", verdict=verdict(t is not None and b > a, t, alpha)))
+    reg = table.get('regular64', {}).get(1.0)
+    for g in ('kerple_log', 't5', 'alibi'):
+        c = table.get(g, {}).get(1.0)
+        t = paired(c['ppl'], reg['ppl'], alpha) if c and reg else None
+        out.append(dict(claim=f"RegularGPT C = 64 trails {NAMES[g]} at L_tr", ours=f"{fmt(reg['mean'])} against "
+                        f"{fmt(c['mean'])}" if t else 'no data', thesis=f"128/6 3.63 against {T64['cols'][g][0]} "
+                        f"(line 2176)", verdict=verdict(t is not None and reg['mean'] > c['mean'], t, alpha)))
     return out
 
 
@@ -372,7 +351,8 @@ def ppl_table(table, long, groups, thesis, long_label):
     for g in groups:
         rows.append([NAMES[g], 'ours'] + [cell_text(table.get(g, {}).get(m)) for m in MULTS])
         if g in thesis['cols']:
-            rows.append(['', f"thesis, lines {thesis['lines'][0]}-{thesis['lines'][1]}"] + thesis['cols'][g])
+            rows.append(['', f"thesis, lines {thesis['lines'][0]}-{thesis['lines'][1]}"] +
+                        [c if isinstance(c, str) else f'{c:.2f}' for c in thesis['cols'][g]])
     if long:
         rows.append([f'*longer training: {long_label}*', ''] + [''] * len(MULTS))
         rows += [[NAMES[g], 'ours'] + [cell_text(long[g].get(m)) for m in MULTS] for g in LONG if g in long]
@@ -404,11 +384,12 @@ INTRO = {  # each section's title and protocol in a sentence
     't6_1': ("Table 6.1: regular languages", "Final-answer accuracy at lengths 41-500 (Deletang) and 51-100 "
              "(Bhattamishra), Max / Avg (seeds), from results/regular/table.json. Ours: RegularGPT C=2, a RoPE "
              "Transformer, an LSTM; the thesis' Transformer has Transformer-XL positions."),
-    't6_3': ("Tables 6.3/6.4: RegularGPT on natural language", "Not measured: no RegularGPT language model is "
-             "trained on our corpus (a tiny `pe=regular` sweep is missing; configs/regular_128_*.py are the thesis' "
-             "162M setting). Its baselines are the last-token rows above. Thesis Table 6.4 (GitHub, lines 2176-2180) "
-             "at 1-16 L_tr: " + '; '.join(f"{NAMES.get(g, 'RegularGPT 128/12')} {', '.join(map(str, v))}"
-                                          for g, v in T64['cols'].items()) + '.'),
+    't6_3': ("Tables 6.3/6.4: RegularGPT on natural language", "The last-token protocol of Table 4.3 (the thesis' "
+             "own for 6.3/6.4, lines 2172-2173), RegularGPT with K = 2 shared blocks (configs/sweep_lm_regular.py) "
+             "beside the relative encodings' rows of 4.3. Its depth is K ceil(log_C L_ex): C = 64 keeps the 2 levels "
+             "of L_tr to 16 L_tr, as the thesis' C = 128 from 512 to 8192; C = 32 gains a third at 8 L_tr, as the "
+             "thesis' C = 64 at 16 L_tr. Thesis rows: GitHub, C/K = 128/6 beside our 64/2, 64/6 beside 32/2; its "
+             "other columns: " + '; '.join(f"{k} {', '.join(map(str, v))}" for k, v in T64['also'].items()) + '.'),
 }
 
 
@@ -439,9 +420,11 @@ def page(cfg, s, info, notes):
                                 [[k] + [cell_text(c.get(m), False) for m in (8.0, 16.0)] for k, c in both.items()]),
                   speed=md_table(['encoding', 'ours s/step (runs)', 'thesis s/step'], sp),
                   t6_1=md_table(['task', 'RegularGPT, ours', 'thesis C=2', 'Transformer, ours', 'thesis', 'LSTM, ours',
-                                 'thesis RNN'], s['t6_1']['rows']), t6_3='')
+                                 'thesis RNN'], s['t6_1']['rows']),
+                  t6_3=ppl_table(s['t6_3']['cells'], {}, G63, T64, lab))
     for key, table in tables.items():
-        extra = f" {n_line(info.get('windowed', {}))}." if key == 't4_5' else ''
+        proto = dict(t4_5='windowed', t6_3='last_token').get(key)
+        extra = f" {n_line(info.get(proto, {}))}." if proto else ''
         md.append(f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]}{extra}\n\n{table}" + (
             '\n' + bullet_list(s[key]['verdicts']) if 'verdicts' in s.get(key, {}) else ''))
     if notes:
@@ -482,10 +465,13 @@ def main(cfg):
     runs = speeds(cfg)
     s['speed'] = dict(runs=runs, verdicts=claims_34(runs, a))
     s['t6_1'] = dict(zip(('rows', 'verdicts'), regular_section(cfg)))
+    t63 = table_cells(cells, at('last_token', 'base'), G63, None, a)
+    s['t6_3'] = dict(cells=t63, verdicts=claims_63(t63, a))
     md = page(cfg, s, info, notes)
     panels = {f"Table {k[1]}.{k[3]} ({s[k]['protocol']}; dashed: 4x training)":
               {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()}} for k in ('t3_3', 't4_3')}
     panels[f'Table 4.5 (windowed@{W45})'] = {f'{g} windowed': c for g, c in windowed.items()}
+    panels['Tables 6.3/6.4 (last_token)'] = t63
     data = dict(alpha=a, test='scipy.stats.ttest_rel, two-sided, paired by seed at each length, on perplexity',
                 iters=cfg['iters'], long_iters=cfg['long_iters'], protocols=info, notes=notes, sections=s,
                 thesis=dict(t3_3=T33, t4_3=T43, t4_5=T45, t3_4=T34, t6_1=T61, t6_4=T64))

@@ -68,6 +68,11 @@ def evals(tmp_path):
     write_eval(e, 'last_token_alibi', rows('alibi', grid(3.0, 0.03, [0, 1, 2])), setup_lt)
     win = {(s, m): 3.0 * (1 + 0.01 * math.log2(m)) * 1.02 for s in (0, 1, 2) for m in (8.0, 16.0)}
     write_eval(e, 'windowed_sandwich', rows('sandwich', win, variant=f'windowed@{thesis.W45}'), setup_lt)
+    # RegularGPT: C = 64 flat (seeds drift apart by 0.4% at 16x, no trend); C = 32 up 30% from 8x on
+    flat = {(s, m): 3.5 * (1 + 0.01 * s) * (1 + 0.001 * math.log2(m) * (s - 1)) for s in (0, 1, 2) for m in thesis.MULTS}
+    jump = {(s, m): 3.6 * (1.3 if m >= 8 else 1.0) * (1 + 0.01 * s + 0.002 * m) for s in (0, 1, 2) for m in thesis.MULTS}
+    write_eval(e, 'last_token_regular64', rows('regular64', flat), setup_lt)
+    write_eval(e, 'last_token_regular32', rows('regular32', jump), setup_lt)
     return tmp_path
 
 
@@ -114,6 +119,12 @@ def test_tables_from_synthetic_jsons(evals):
     assert lt['ALiBi: perplexity rises from L_tr to 16 L_tr'].startswith('holds (significant')
     w = {x['claim']: x['verdict'] for x in data['sections']['t4_5']['verdicts']}
     assert w['Sandwich: a bit worse with the window (it uses tokens beyond it)'] == 'holds'
+    r = {x['claim']: x['verdict'] for x in data['sections']['t6_3']['verdicts']}
+    assert r['RegularGPT C = 64 (2 levels from 1x to 16x): at 16x at most 5% above 1x'].startswith('holds (not signif')
+    assert r['RegularGPT C = 32: perplexity rises from 4x to 8x, where a third level comes in'].startswith(
+        'holds (significant')
+    assert r['RegularGPT C = 64 trails ALiBi at L_tr'].startswith('holds (significant')  # 3.5 against 3.0
+    assert r['RegularGPT C = 64 trails KERPLE-log at L_tr'] == 'no data yet'  # no last-token KERPLE-log rows
     sp = data['sections']['speed']
     assert sp['runs'] == {'kerple_log': {0: pytest.approx(0.2)}, 't5': {0: pytest.approx(0.25)}}  # t5-s1: training
     assert sp['verdicts'][1]['ours'] == '20.0% faster (1, 1 runs)' and 'untested' in sp['verdicts'][1]['verdict']
@@ -123,6 +134,7 @@ def test_tables_from_synthetic_jsons(evals):
     assert data['sections']['t6_1']['verdicts'][0]['verdict'] == 'holds as often (100% of tasks, thesis 92%)'
     assert '| KERPLE-log | ours | 3.030 ± 0.030 (3) |' in page and '3.40 ± 0.20' in page  # ours beside the thesis'
     assert '256, 128, 64, 32, 16 at 1-16 L_tr' in page  # n per protocol
+    assert '| RegularGPT 32/2 | ours | 3.643 ± 0.036 (3) |' in page and '| 3.80 | 3.76 | 3.78 | 3.79 | 4.14 |' in page
     assert 'x 50 segments, one token each, from 7 of the 9 test documents' in page
     saved = json.load(open(evals / 'out' / 'thesis.json'))
     assert saved['command'].startswith('python ') and saved['sections']['t3_3']['cells']['alibi']['16.0']['p'] < 0.05
@@ -159,10 +171,14 @@ def test_thesis_numbers_are_on_the_lines_they_cite():
         for col in table['cols'].values():
             for i, text in enumerate(col):
                 assert text.split()[0] in lines[first + i - 1], (first + i, text)
-    for table in (thesis.T45, thesis.T64):
-        for col in table['cols'].values():
-            for i, v in enumerate(col):
-                assert f'{v:.2f}' in lines[table['lines'][0] + i - 1]
+    for col in thesis.T45['cols'].values():
+        for i, v in enumerate(col):
+            assert f'{v:.2f}' in lines[thesis.T45['lines'][0] + i - 1]
+    # Table 6.4, column by column (T_ex, KERPLE, T5, ALiBi, C/K = 32/6, 64/6, 128/6, 128/12, 256/6)
+    at = dict(kerple_log=1, t5=2, alibi=3, regular32=5, regular64=6, **{'32/6': 4, '128/12': 7, '256/6': 8})
+    for name, col in {**thesis.T64['cols'], **thesis.T64['also']}.items():
+        for i, v in enumerate(col):
+            assert lines[thesis.T64['lines'][0] + i - 1].split('\t')[at[name]] == f'{v:.2f}', (name, i)
     assert all(f'{v:.3f}' in lines[thesis.T34['line'] - 1] for v in thesis.T34['sec'].values())
     for line, *cells in thesis.T61['rows'].values():
         assert all(cell in lines[line - 1] for cell in cells), line
