@@ -209,7 +209,7 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
     --name=gemma3_lminf $(reuse results/pretrained/gemma3_lminf.json)
   for s in yarn dynamic pi; do
-    python extrapolate.py $G --no_vanilla=True --rope_scaling=$s --rope_scale=2 --extend_layers=global \
+    python extrapolate.py $G --rope_scaling=$s --rope_scale=2 --extend_layers=global \
       --name=gemma3_${s}2 $(reuse results/pretrained/gemma3_${s}2.json)
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_ppl_all --inputs=$(for f in plain lminf yarn2 dynamic2 pi2; do
@@ -273,14 +273,14 @@ if [ "$what" = pretrained_gpu ]; then
   python extrapolate.py $P --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
     --name=gemma3_ppl $(reuse $O/gemma3_ppl.json)
   for s in yarn dynamic pi; do
-    python extrapolate.py $P --no_vanilla=True --rope_scaling=$s --rope_scale=4 --extend_layers=global \
+    python extrapolate.py $P --rope_scaling=$s --rope_scale=4 --extend_layers=global \
       --name=gemma3_${s}4 $(reuse $O/gemma3_${s}4.json)
   done
   python extrapolate.py --mode=merge --out_dir=$O --name=gemma3_ppl_all --inputs=$(for f in ppl yarn4 dynamic4 pi4; do
     printf "$O/gemma3_%s.json," $f; done | sed 's/,$//')
   K="--ckpt=gemma3 --device=$D --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir=$O"
   python passkey.py $K --lm_infinite=True --extend_layers=global --name=gemma3_passkey $(reuse $O/gemma3_passkey.json)
-  python passkey.py $K --no_vanilla=True --rope_scaling=yarn --rope_scale=2 --extend_layers=global \
+  python passkey.py $K --rope_scaling=yarn --rope_scale=2 --extend_layers=global \
     --name=gemma3_passkey_yarn2 $(reuse $O/gemma3_passkey_yarn2.json)
   python extrapolate.py --ckpt=gemma3 --device=$D --protocol=stream --tokens=200000 --n_starting=4 \
     --stream_rows=sinks,no_sinks --out_dir=$O --name=stream_gemma3 $(reuse $O/stream_gemma3.json)
