@@ -267,7 +267,8 @@ if [ "$what" = pretrained_gpu ]; then
   # Gemma 3 270M (#41), what its CPU step leaves out: 4 L_tr (131k tokens) on 4 inputs of the only train document
   # longer than that, passkey at 64k, the 200k-token stream. Its GGUF (253 MB) and data/pycode-gemma3 outrun what one
   # call carries (64 MiB): here `split -b 60M ~/.cache/lexgpt/gemma-3-270m-q4_k_m.gguf .lease/gemma3.part`, one call
-  # per part (each within the 30 s the machine stays warm) appending it to ~/.cache/lexgpt/ there, sha256 checked
+  # per part (each within the 30 s the machine stays warm) appending it to ~/.cache/lexgpt/ there, sha256 checked;
+  # the tokenizer needs the gguf and tokenizers wheels in .lease/whl (see lease below)
   [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
   P="--ckpt=gemma3 --device=$D --out_dir=$O --split=train --lengths=0.25,0.5,1,2,4 --n=4 --last_k=128"
   python extrapolate.py $P --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
@@ -423,11 +424,11 @@ if [ "$what" = thesis ]; then
   # seeds is still training: its ckpt.pt is a mid-run one until train.py writes loss.png, last.
   #   Table 3.3, non-overlapping: the same first 2^18 = 262,144 tokens of the test split at every length, cut into
   #     segments of L_ex (1024 segments at 1x ... 64 at 16x), every token scored; ~3 CPU minutes per run.
-  #   Tables 6.3/6.4: RegularGPT (configs/sweep_lm_regular.py: out/lm/regular<C>-s<seed>) under Table 4.3's protocol.
   #   Table 4.3, last token: N = 1000 segments, the last token of each after exactly L_ex tokens of context (the same
   #     1000 tokens at every length): 1000 x 31 L_tr = 7.9M tokens of forward per run, 15-25 CPU minutes.
   #   Table 4.5: the same 1000 tokens with windowed attention, each token seeing the last 1024 = 4 L_tr (the thesis'
   #     w = 2048 at its L_tr = 512), at 8 and 16 L_tr; ALiBi and Sandwich.
+  #   Tables 6.3/6.4: RegularGPT (configs/sweep_lm_regular.py: out/lm/regular<C>-s<seed>) under Table 4.3's protocol.
   T=results/thesis/eval; mkdir -p $T
   NO="--protocol=nonoverlap --max_tokens=262144 --lengths=1,2,4,8,16 --out_dir=$T"
   LT="--protocol=last_token --n=1000 --out_dir=$T"
