@@ -89,11 +89,8 @@ def every_token_losses(model, x, y):
     if norm is None or span >= x.size(1):
         return model(x, targets=y, reduction='none')[1]
     seen = {}
-    grab = norm.register_forward_hook(lambda module, inp, h: seen.setdefault('h', h)[:, :0])  # the head runs on none
-    try:
+    with head_sees(model, lambda h: seen.setdefault('h', h)[:, :0]):  # the norm's output kept; the head sees none
         model(x, targets=y[:, :0], reduction='none')
-    finally:
-        grab.remove()
     h, y = seen['h'].to(head.weight.dtype), y.to(seen['h'].device)
     return torch.cat([F.cross_entropy(head(h[:, i:i + span]).flatten(0, 1).float(), y[:, i:i + span].reshape(-1),
                                       ignore_index=-1, reduction='none').view(len(y), -1)
@@ -101,17 +98,22 @@ def every_token_losses(model, x, y):
 
 
 @contextmanager
-def last_positions(model, k):
-    """Only the last k positions reach the head of our GPT (a model without transformer.ln_f: all of them), so that
-    a forward with targets of the last k tokens scores those alone: a 49k vocabulary's logits at every one of 16k
-    positions would take GBs."""
+def head_sees(model, pick):
+    """Only pick(h) of the final norm's output h reaches the head of our GPT (a model without transformer.ln_f: all of
+    it); yields whether the cut applies."""
     norm = getattr(getattr(model, 'transformer', None), 'ln_f', None)
-    keep = norm.register_forward_hook(lambda module, inp, h: h[:, -k:]) if norm is not None else None
+    hook = norm.register_forward_hook(lambda module, inp, h: pick(h)) if norm is not None else None
     try:
         yield norm is not None
     finally:
-        if keep is not None:
-            keep.remove()
+        if hook is not None:
+            hook.remove()
+
+
+def last_positions(model, k):
+    """Only the last k positions reach the head (head_sees), so that a forward with targets of the last k tokens scores
+    those alone: a 49k vocabulary's logits at every one of 16k positions would take GBs."""
+    return head_sees(model, lambda h: h[:, -k:])
 
 
 # --------------------------------------------------------------------------------------------

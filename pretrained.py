@@ -15,6 +15,7 @@ from collections import namedtuple
 
 import torch
 
+import gguf_reader
 import rope_scaling
 from config import ConfigError
 from gguf_reader import gguf_tokenizer, read_gguf
@@ -98,8 +99,7 @@ def short_name(path):
 
 
 def refuse(what, allowed=None):
-    allowed = allowed or 'supported: ' + ', '.join(f.name for f in FAMILIES.values())
-    raise ConfigError(f"{what} is not supported ({allowed})")
+    gguf_reader.refuse(what, allowed or 'supported: ' + ', '.join(f.name for f in FAMILIES.values()))
 
 
 def load(path, fields=None, **overrides):

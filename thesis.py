@@ -18,7 +18,7 @@ import re
 import numpy as np
 from scipy import stats
 
-from common import md_table, plt, read_json, write_outputs
+from common import fmt_ppl, md_table, plt, read_json, write_outputs
 from config import ConfigError, run
 from thesis_tables import T33, T34, T43, T45, T61, T64, W45
 
@@ -112,12 +112,6 @@ def table_cells(cells, key_of, groups, method, alpha):
 
 # ------------------------------------------------------------------ verdicts
 
-def fmt(p):
-    if p is None or not math.isfinite(p):
-        return 'n/a'
-    return format(p, '.3f' if p < 10 else '.2f' if p < 100 else '.4g' if p < 1e6 else '.2e')
-
-
 def verdict(ok, t, alpha):
     """A directional claim: ok = our means point the claim's way; t = the paired test behind it (None: no data)."""
     if t is None:
@@ -136,7 +130,7 @@ def trend(col, m, alpha, base=1.0):
     t = paired(col[base]['ppl'], col[m]['ppl'], alpha)
     a, b = col[base]['mean'], col[m]['mean']
     n, span = min(col[base]['n'], col[m]['n']), f'at {m:g}x' if base == 1.0 else f'from {base:g}x to {m:g}x'
-    return f"{fmt(a)} → {fmt(b)} {span} ({100 * (b / a - 1):+.1f}%, {n} seed(s))", t, a, b
+    return f"{fmt_ppl(a)} → {fmt_ppl(b)} {span} ({100 * (b / a - 1):+.1f}%, {n} seed(s))", t, a, b
 
 
 def versus(table, method, g, mults):
@@ -204,7 +198,7 @@ def claims_43(table, alpha):
         out.append(dict(claim=f"{NAMES[g]} {'beats' if mark == STAR else 'loses to'} Sandwich at {m:g}x",
                         thesis=f"{T43['cols'][g][i]} (line {T43['lines'][0] + i})",
                         verdict=verdict(ok, c if s else None, alpha),
-                        ours=f"{fmt(c['mean'])} vs Sandwich {fmt(s['mean'])}" if c and s else 'no data'))
+                        ours=f"{fmt_ppl(c['mean'])} vs Sandwich {fmt_ppl(s['mean'])}" if c and s else 'no data'))
     return out
 
 
@@ -222,7 +216,7 @@ def claims_45(windowed, vanilla, alpha):
                 t = paired(v['ppl'], w['ppl'], alpha)
                 tests.append((w['mean'] / v['mean'] - 1, t))
                 p = f" (p = {t['p']:.3g})" if t['p'] is not None else ''
-                parts.append(f"{m:g}x: {fmt(w['mean'])} windowed, {fmt(v['mean'])} full{p}")
+                parts.append(f"{m:g}x: {fmt_ppl(w['mean'])} windowed, {fmt_ppl(v['mean'])} full{p}")
         ok = all(abs(d) < 0.01 for d, _ in tests) if g == 'alibi' else all(d > 0 for d, _ in tests)
         untested = ' (untested: under 2 seed pairs)' if any(t['p'] is None for _, t in tests) else ''
         out.append(dict(claim=claim, thesis=thesis, ours='; '.join(parts) or 'no data',
@@ -245,8 +239,8 @@ def claims_63(table, alpha):
     for g in ('kerple_log', 't5', 'alibi'):
         c = table.get(g, {}).get(1.0)
         t = paired(c['ppl'], reg['ppl'], alpha) if c and reg else None
-        out.append(dict(claim=f"RegularGPT C = 64 trails {NAMES[g]} at L_tr", ours=f"{fmt(reg['mean'])} against "
-                        f"{fmt(c['mean'])}" if t else 'no data', thesis=f"128/6 3.63 against {T64['cols'][g][0]} "
+        out.append(dict(claim=f"RegularGPT C = 64 trails {NAMES[g]} at L_tr", ours=f"{fmt_ppl(reg['mean'])} against "
+                        f"{fmt_ppl(c['mean'])}" if t else 'no data', thesis=f"128/6 3.63 against {T64['cols'][g][0]} "
                         f"(line 2176)", verdict=verdict(t is not None and reg['mean'] > c['mean'], t, alpha)))
     return out
 
@@ -342,8 +336,8 @@ def regular_section(cfg):
 def cell_text(c, marks=True):
     if not c:
         return '-'
-    spread = f" ± {fmt(c['std'])}" if c['n'] > 1 else ''
-    return f"{fmt(c['mean'])}{spread}{c.get('mark', '') if marks else ''} ({c['n']})"
+    spread = f" ± {fmt_ppl(c['std'])}" if c['n'] > 1 else ''
+    return f"{fmt_ppl(c['mean'])}{spread}{c.get('mark', '') if marks else ''} ({c['n']})"
 
 
 def ppl_table(table, long, groups, thesis, long_label):
