@@ -3,6 +3,7 @@ JSONs (missing seeds, mid-training rows, the longer-training group), the thesis'
 import json
 import math
 import os
+import re
 
 import pytest
 
@@ -183,3 +184,28 @@ def test_thesis_numbers_are_on_the_lines_they_cite():
     for line, *cells in thesis.T61['rows'].values():
         assert all(cell in lines[line - 1] for cell in cells), line
     assert '5.25' in lines[1394 - 1] and '5.58' in lines[1398 - 1]  # ALiBi on ArXiv, in claims_43
+
+
+def thesis_protocol_numbers(readme):
+    """The perplexities the README's claims table quotes under the thesis' protocols: every x.xxx after 'non-overlapping:'
+    or 'last token, N = 1000:' in a row, up to the next protocol name or the end of the cell."""
+    out = []
+    for row in (line for line in readme.splitlines() if line.startswith('| ')):
+        for cell in row.split('|'):
+            parts = re.split(r'(?i)(non-overlapping:|last token, N = 1000:|last 64 of 64:)', cell)
+            for name, text in zip(parts[1::2], parts[2::2]):
+                if name.lower() != 'last 64 of 64:':
+                    out += re.findall(r'(?<![\d.])\d\.\d{3}(?![\d])', text)
+    return out
+
+
+def test_readme_claims_agree_with_the_thesis_page():
+    """#39: the README's claims quote the thesis page's 'ours' rows; a seed that lands moves the means, and the README
+    must move with them (a planted 2.943 -> 2.934 in the README fails this)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    readme = open(os.path.join(root, 'README.md')).read()
+    page = open(os.path.join(root, 'results', 'thesis', 'README.md')).read()
+    ours = ' '.join(line for line in page.splitlines() if '| ours |' in line)
+    quoted = thesis_protocol_numbers(readme)
+    assert len(quoted) >= 10, quoted  # the ALiBi and KERPLE-log/Sandwich/T5 rows
+    assert [q for q in quoted if f' {q} ' not in ours] == []
