@@ -16,6 +16,7 @@ import os
 import re
 
 import numpy as np
+from matplotlib.ticker import NullLocator
 from scipy import stats
 
 from common import fmt_ppl, md_table, plt, read_json, write_outputs
@@ -428,13 +429,24 @@ def page(cfg, s, info, notes):
 
 
 def plot(tables):
+    """One panel per table; lines that grow past twice their shortest length's perplexity (sinusoidal, RoPE) leave
+    the linear scale, which would otherwise hide the few percent that the thesis' claims are about."""
     fig, axes = plt().subplots(1, len(tables), figsize=(5 * len(tables), 4.2), squeeze=False)
     for ax, (title, table) in zip(axes[0], tables.items()):
+        shown, off = [], []
         for g, col in table.items():  # one colour per encoding in every panel
-            ax.errorbar(sorted(col), [col[m]['mean'] for m in sorted(col)], [col[m]['std'] for m in sorted(col)],
-                        marker='o', ms=3, capsize=2, label=g, color=f"C{list(NAMES).index(g.split()[0])}",
-                        ls='--' if '(' in g else '-')
-        ax.set(xscale='log', yscale='log', xlabel='L_ex / L_tr', ylabel='perplexity (mean over seeds, bar: 1 std)')
+            ms = sorted(col)
+            y = [col[m]['mean'] for m in ms]
+            (off if y[-1] > 2 * y[0] else shown).append((g, y))
+            ax.errorbar(ms, y, [col[m]['std'] for m in ms], marker='o', ms=3, capsize=2, label=g,
+                        color=f"C{list(NAMES).index(g.split()[0])}", ls={'(': '--', 'f': ':'}.get(g.split()[-1][0], '-'))
+        if shown and off:
+            lo, hi = min(min(y) for _, y in shown), max(max(y) for _, y in shown)
+            ax.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))
+            title += f"\noff the scale: {', '.join(g for g, _ in off)}"
+        ax.set(xscale='log', xlabel='L_ex / L_tr', ylabel='perplexity (mean over seeds, bar: 1 std)')
+        xs = sorted({m for col in table.values() for m in col})
+        ax.set_xticks(xs, [f'{m:g}x' for m in xs], minor=False), ax.xaxis.set_minor_locator(NullLocator())
         ax.set_title(title if table else f'{title}: no data yet', fontsize=9), ax.grid(alpha=0.3, which='both')
         ax.legend(fontsize=6) if table else None
     fig.tight_layout()
@@ -465,7 +477,9 @@ def main(cfg):
     md = page(cfg, s, info, notes)
     panels = {f"Table {k[1]}.{k[3]} ({s[k]['protocol']}; dashed: 4x training)":
               {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()}} for k in ('t3_3', 't4_3')}
-    panels[f'Table 4.5 (windowed@{W45})'] = {f'{g} windowed': c for g, c in windowed.items()}
+    panels[f'Table 4.5 (windowed@{W45}; dotted: full)'] = {
+        **{f'{g} windowed': c for g, c in windowed.items()},
+        **{f'{g} full': {m: c[m] for m in c if m in windowed[g]} for g, c in s['t4_3']['cells'].items() if g in windowed}}
     panels['Tables 6.3/6.4 (last_token)'] = t63
     data = dict(alpha=a, test='scipy.stats.ttest_rel, two-sided, paired by seed at each length, on perplexity',
                 iters=cfg['iters'], long_iters=cfg['long_iters'], protocols=info, notes=notes, sections=s,
