@@ -438,8 +438,9 @@ def plot(tables):
             ms = sorted(col)
             y = [col[m]['mean'] for m in ms]
             (off if y[-1] > 2 * y[0] else shown).append((g, y))
-            ax.errorbar(ms, y, [col[m]['std'] for m in ms], marker='o', ms=3, capsize=2, label=g,
-                        color=f"C{list(NAMES).index(g.split()[0])}", ls={'(': '--', 'f': ':'}.get(g.split()[-1][0], '-'))
+            ls = '--' if g.endswith('(long)') else ':' if g.endswith(' full') else '-'
+            ax.errorbar(ms, y, [col[m]['std'] for m in ms], marker='o', ms=3, capsize=2, label=g, ls=ls,
+                        color=f"C{list(NAMES).index(g.split()[0])}")
         if shown and off:
             lo, hi = min(min(y) for _, y in shown), max(max(y) for _, y in shown)
             ax.set_ylim(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo))
@@ -479,7 +480,8 @@ def main(cfg):
               {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()}} for k in ('t3_3', 't4_3')}
     panels[f'Table 4.5 (windowed@{W45}; dotted: full)'] = {
         **{f'{g} windowed': c for g, c in windowed.items()},
-        **{f'{g} full': {m: c[m] for m in c if m in windowed[g]} for g, c in s['t4_3']['cells'].items() if g in windowed}}
+        **{f'{g} full': {m: c[m] for m in c if m in windowed[g]}
+           for g, c in s['t4_3']['cells'].items() if g in windowed}}
     panels['Tables 6.3/6.4 (last_token)'] = t63
     data = dict(alpha=a, test='scipy.stats.ttest_rel, two-sided, paired by seed at each length, on perplexity',
                 iters=cfg['iters'], long_iters=cfg['long_iters'], protocols=info, notes=notes, sections=s,

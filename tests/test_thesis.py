@@ -187,8 +187,8 @@ def test_thesis_numbers_are_on_the_lines_they_cite():
 
 
 def thesis_protocol_numbers(readme):
-    """The perplexities the README's claims table quotes under the thesis' protocols: every x.xxx after 'non-overlapping:'
-    or 'last token, N = 1000:' in a row, up to the next protocol name or the end of the cell."""
+    """The perplexities the README's claims table quotes under the thesis' protocols: every x.xxx after
+    'non-overlapping:' or 'last token, N = 1000:' in a row, up to the next protocol name or the end of the cell."""
     out = []
     for row in (line for line in readme.splitlines() if line.startswith('| ')):
         for cell in row.split('|'):
