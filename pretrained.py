@@ -15,10 +15,9 @@ from collections import namedtuple
 
 import torch
 
-import gguf_reader
 import rope_scaling
 from config import ConfigError
-from gguf_reader import gguf_tokenizer, read_gguf
+from gguf_reader import gguf_tokenizer, read_gguf, refuse as refuse_in_one_line
 
 # model types people try that we refuse, with the reason
 REFUSED_TYPES = {'gemma': "Gemma's (1 + w) norms and scaled embeddings", 'gemma2': 'logit soft-capping',
@@ -99,7 +98,7 @@ def short_name(path):
 
 
 def refuse(what, allowed=None):
-    gguf_reader.refuse(what, allowed or 'supported: ' + ', '.join(f.name for f in FAMILIES.values()))
+    refuse_in_one_line(what, allowed or 'supported: ' + ', '.join(f.name for f in FAMILIES.values()))
 
 
 def load(path, fields=None, **overrides):
