@@ -4,7 +4,7 @@ sharded or not), a llama.cpp .gguf file, or a hub name when online. load() retur
 arguments and a state dict in model.py's names, so this module needs neither model.py nor transformers.
 
 Each family is one entry of FAMILIES (model_type -> what differs from nanoGPT's GPT-2, its config reader and its
-tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, Gemma 3, GPT-NeoX/Pythia, GPT-2. Everything else is
+tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, Gemma (folders) and Gemma 3, GPT-NeoX/Pythia, GPT-2. Everything else is
 refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer (tokenizer.json, or the
 GGUF's vocabulary: gguf_reader.py) through the `tokenizers` library.
 """
@@ -20,7 +20,7 @@ from config import ConfigError
 from gguf_reader import gguf_tokenizer, read_gguf, refuse as refuse_in_one_line
 
 # model types people try that we refuse, with the reason
-REFUSED_TYPES = {'gemma': "Gemma's (1 + w) norms and scaled embeddings", 'gemma2': 'logit soft-capping',
+REFUSED_TYPES = {'gemma2': 'logit soft-capping',
                  'qwen3': 'QK-norm', 'mixtral': 'mixture of experts',
                  'qwen2_moe': 'mixture of experts', 'phi3': 'longrope scaling', 'smollm3': 'layers without RoPE'}
 # config keys of features our GPT lacks, refused when set
@@ -226,6 +226,19 @@ def one_window(hf, derived):
     refuse(f"per-layer attention windows (layer_types {sorted(kinds)})", 'supported: one window for all layers')
 
 
+def gemma_args(hf):
+    """Gemma (Gemma Team 2024, sec. 2): Llama's layout with GeGLU (tanh; transformers reads a config's legacy 'gelu'
+    so), RMSNorm gains 1 + w, embeddings times sqrt(width), a head dimension apart from width / heads, a tied head."""
+    act = hf.get('hidden_act') or 'gelu_pytorch_tanh'
+    if act not in ('gelu', 'gelu_pytorch_tanh'):
+        refuse(f"hidden_act={act!r}", "supported for Gemma: 'gelu_pytorch_tanh' (GeGLU)")
+    if hf.get('attention_bias'):
+        refuse('Gemma with attention biases', 'supported: none')
+    return dict(rotary_args({'tie_word_embeddings': True, **hf}), n_kv_head=hf.get('num_key_value_heads') or
+                hf['num_attention_heads'], norm='rmsnorm', norm_eps=hf.get('rms_norm_eps', 1e-6), mlp='geglu',
+                bias=False, qkv_bias=False, embd_mult=hf['hidden_size'] ** 0.5, window=0)
+
+
 def gemma3_args(hf):
     """Gemma 3's text model (Gemma Team 2025, Gemma 3 technical report, sec. 2; transformers' Gemma3TextConfig):
     grouped-query attention with QK-norm, norms before and after each branch, GeGLU (tanh), embeddings times
@@ -358,6 +371,16 @@ def from_llama(t, args):
     return head(sd, t, args, 'lm_head.weight')
 
 
+def one_plus_w(sd):
+    """Gemma's RMSNorm multiplies by 1 + w (transformers' GemmaRMSNorm): store that gain in the 1-D norm weights."""
+    return {k: w.float() + 1 if w.dim() == 1 else w for k, w in sd.items()}
+
+
+def from_gemma(t, args):
+    """Gemma: Llama's tensor names, its norm gains 1 + w."""
+    return one_plus_w(from_llama(t, args))
+
+
 def from_gemma3(t, args):
     """Gemma 3: Llama's tensors (the norm before the MLP is pre_feedforward_layernorm), a norm after each branch and
     q_norm, k_norm; each norm weight w stored as the gain 1 + w that Gemma's RMSNorm applies (transformers'
@@ -377,7 +400,7 @@ def from_gemma3(t, args):
             sd[f'{o}{ours}.weight'] = take(t, f'{p}{theirs}.weight')
         t[p + 'post_attention_layernorm.weight'] = take(t, p + 'pre_feedforward_layernorm.weight')  # Llama's name
     sd.update(from_llama(t, args))
-    return {k: w.float() + 1 if w.dim() == 1 else w for k, w in sd.items()}  # the 1-D tensors: the norms' weights
+    return one_plus_w(sd)
 
 
 def from_neox(t, args):
@@ -423,6 +446,7 @@ FAMILIES = {
     'llama': Family('Llama 1-3, SmolLM/SmolLM2', llama_args, from_llama),
     'mistral': Family('Mistral', mistral_args, from_llama),
     'qwen2': Family('Qwen2/2.5', qwen2_args, from_llama),
+    'gemma': Family('Gemma', gemma_args, from_gemma),
     'gemma3_text': Family('Gemma 3', gemma3_args, from_gemma3, reads=('query_pre_attn_scalar',)),
     'gpt_neox': Family('GPT-NeoX/Pythia', neox_args, from_neox),
     'gpt2': Family('GPT-2', gpt2_args, from_gpt2),
