@@ -5,8 +5,8 @@ arguments and a state dict in model.py's names, so this module needs neither mod
 
 Each family is one entry of FAMILIES (model_type -> what differs from nanoGPT's GPT-2, its config reader and its
 tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, Gemma (folders) and Gemma 3, GPT-NeoX/Pythia, GPT-2.
-Everything else is refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer (tokenizer.json, or the
-GGUF's vocabulary: gguf_reader.py) through the `tokenizers` library.
+Everything else is refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer
+(tokenizer.json, or the GGUF's vocabulary: gguf_reader.py) through the `tokenizers` library.
 """
 import json
 import os
