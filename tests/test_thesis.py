@@ -118,6 +118,9 @@ def test_tables_from_synthetic_jsons(evals):
         'holds in the means at 8x, 16x; untested'  # T5 has one seed: no test, the means decide
     lt = {x['claim']: x['verdict'] for x in data['sections']['t4_3']['verdicts']}
     assert lt['ALiBi: perplexity rises from L_tr to 16 L_tr'].startswith('holds (significant')
+    # the dips at the thesis' lowest lengths (Sandwich 4x, T5 2x): ours rise 2%; no last-token KERPLE-log rows
+    assert lt["Sandwich: lower perplexity at 4x (the thesis' lowest) than at 1x"].startswith('does not hold (signif')
+    assert lt["KERPLE-log: lower perplexity at 4x (the thesis' lowest) than at 1x"] == 'no data yet'
     w = {x['claim']: x['verdict'] for x in data['sections']['t4_5']['verdicts']}
     assert w['Sandwich: a bit worse with the window (it uses tokens beyond it)'] == 'holds'
     r = {x['claim']: x['verdict'] for x in data['sections']['t6_3']['verdicts']}
