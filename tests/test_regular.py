@@ -73,14 +73,25 @@ def test_gather_and_reduce_gradients_equal_plain(C, K, T):
             assert torch.allclose(got[n], want[n], atol=1e-5, rtol=1e-4), (impl, n, (got[n] - want[n]).abs().max())
 
 
-def test_gather_memory_blocks_do_not_change_the_result():
-    model = regular(C=3)
-    idx = torch.randint(0, 13, (2, 50))
-    with torch.no_grad():
-        a = model(idx, targets=idx)[0]
-        with model.attention(block_elems=200):  # a few queries per block
-            b = model(idx, targets=idx)[0]
-    assert torch.allclose(a, b, atol=1e-6)
+@pytest.mark.parametrize('C,K,T', [(2, 1, 13), (3, 2, 20), (4, 3, 41)])
+def test_gather_hook_sees_the_plain_attention(C, K, T):
+    """The gather route hands the hook each query's C keys (column i: key p - i C^l, clamped at 0); where that key
+    exists its probability is the dense plain route's, and where it does not the probability is 0."""
+    model, idx, dense = regular(C, K), torch.randint(0, 13, (2, T)), {}
+    def plain(d, att, qi, ki):
+        dense.setdefault(d, torch.zeros(2, 4, T, T))[:, :, qi[:, None], ki[None, :]] = att
+    with torch.no_grad(), model.attention(hook=plain):
+        model(idx, impl='plain')
+    calls = []
+    with torch.no_grad(), model.attention(hook=lambda d, att, qi, ki: calls.append((d, att, qi, ki))):
+        model(idx, impl='gather')
+    assert sorted({c[0] for c in calls}) == sorted(dense) == list(range(model.depth(T)))
+    for d, att, qi, ki in calls:
+        real = qi[:, None] - C ** (d // K) * torch.arange(C) >= 0
+        assert torch.equal(ki, (qi[:, None] - C ** (d // K) * torch.arange(C)).clamp(min=0))
+        want = dense[d][:, :, qi[:, None], ki]  # [B, H, nq, C]
+        assert torch.allclose(att[..., real], want[..., real], atol=1e-6) and (att[..., ~real] == 0).all()
+    assert sorted(torch.cat([c[2] for c in calls if c[0] == 0]).tolist()) == list(range(T))
 
 
 @pytest.mark.parametrize('C,T', [(2, 13), (3, 20)])
