@@ -440,10 +440,10 @@ if [ "$what" = thesis ]; then
     finished $c || { echo "thesis: no finished run $c yet"; continue; }
     busy=$(training $c) && { echo "thesis: $p waits, $busy is still training"; continue; }
     case $p in  # Tables 6.3/6.4 are last-token tables: RegularGPT's reduce computes the final position only
-      regular*) x=--regular_impl=reduce ;;
-      *) x=; python extrapolate.py --ckpt="$c" $NO --name=nonoverlap_$p $(reuse $T/nonoverlap_$p.json) ;;
+      regular*) impl=--regular_impl=reduce ;;
+      *) impl=; python extrapolate.py --ckpt="$c" $NO --name=nonoverlap_$p $(reuse $T/nonoverlap_$p.json) ;;
     esac
-    python extrapolate.py --ckpt="$c" $LT --lengths=1,2,4,8,16 $x --name=last_token_$p $(reuse $T/last_token_$p.json)
+    python extrapolate.py --ckpt="$c" $LT --lengths=1,2,4,8,16 $impl --name=last_token_$p $(reuse $T/last_token_$p.json)
     case $p in alibi|sandwich|long)
       python extrapolate.py --ckpt="$w" $LT --lengths=8,16 --no_vanilla=True --windowed=True --windowed_at=1024 --name=windowed_$p \
         $(reuse $T/windowed_$p.json) ;;
