@@ -87,8 +87,9 @@ def test_gather_hook_sees_the_plain_attention(C, K, T):
         model(idx, impl='gather')
     assert sorted({c[0] for c in calls}) == sorted(dense) == list(range(model.depth(T)))
     for d, att, qi, ki in calls:
-        real = qi[:, None] - C ** (d // K) * torch.arange(C) >= 0
-        assert torch.equal(ki, (qi[:, None] - C ** (d // K) * torch.arange(C)).clamp(min=0))
+        keys = qi[:, None] - C ** (d // K) * torch.arange(C)  # eq. 6.1: p - i C^l, negative where no key exists
+        real = keys >= 0
+        assert torch.equal(ki, keys.clamp(min=0))
         want = dense[d][:, :, qi[:, None], ki]  # [B, H, nq, C]
         assert torch.allclose(att[..., real], want[..., real], atol=1e-6) and (att[..., ~real] == 0).all()
     assert sorted(torch.cat([c[2] for c in calls if c[0] == 0]).tolist()) == list(range(T))
