@@ -188,23 +188,22 @@ def bench_eval(cfg, device):
     rows, out = [], {}
     for T in cfg['lengths']:
         x = torch.randint(models['none'].config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
+        routes = {name: set() for name in models}
 
-        def step(name):
-            with models[name].attention(**opts[name]), ctx:
-                return timed(lambda: models[name](x), device)
+        def step(name):  # the routes are read off the timed forwards: another length would compile flex again
+            with models[name].attention(**opts[name]), ctx, fastattn.recording() as taken:
+                r = timed(lambda: models[name](x), device)
+            routes[name].update(taken)
+            return r
         res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
         for name in models:
             out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]),
-                                ratio=ratio[name])
+                                ratio=ratio[name], route='/'.join(sorted(routes[name])))
             print(f"T={T} {name}: {out[name, T]['s']:.3f} s ({ratio[name]:.2f}x none), {out[name, T]['mb']:.0f} MiB",
                   flush=True)
     Ts = cfg['lengths']
     for name in models:
-        with torch.no_grad(), fastattn.recording() as taken, models[name].attention(**opts[name]):
-            models[name](x[:, :64])  # which of fastattn's routes the timed forwards took
-        row = [name, '/'.join(sorted(set(taken)))]
-        for T in Ts:
-            out[name, T]['route'] = row[1]
+        row = [name, ', '.join(dict.fromkeys(out[name, T]['route'] for T in Ts))]
         row += [f"{out[name, T]['s']:.3f} s / {out[name, T]['ratio']:.2f}x / {out[name, T]['mb']:.0f} MiB" for T in Ts]
         row += [f"{out[name, b]['mb'] / max(out[name, a]['mb'], 1e-9):.2f}" for a, b in zip(Ts, Ts[1:])]
         rows.append(row)

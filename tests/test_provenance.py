@@ -8,7 +8,9 @@ the helpers that read a JSON such as taus, still runs), every other program but 
 machine that has the checkpoints and none of the results: every step runs in full and nothing writes where it
 could harm. A JSON's command then has to be one of the lines listed, up to two options that do not change what is
 measured: --reuse (present or not depending on whether the JSON existed before; the rows it keeps were made with
-the same settings, which extrapolate.py and passkey.py check) and --threads (torch's CPU threads, a speed setting).
+the same settings, which extrapolate.py and passkey.py check) and --threads (torch's CPU threads, a speed setting);
+and a lease step's budget (`python lease.py DIR STEP BUDGET ...`), which says how long the step may run, not what
+it measures: a step that ran out of time keeps its JSON until a lease with a longer budget measures it again.
 """
 import difflib
 import json
@@ -74,6 +76,7 @@ def dry_run(root, scratch):
 def normal(command):
     """A command line without the options that do not change what is measured, its --key=value options sorted:
     config.py reads them in any order (the last of a repeated key wins, so then the order stays)."""
+    command = re.sub(r'^(python lease\.py \S+ \S+) \d+ ', r'\1 ', command)
     words = [a for a in command.split() if not a.startswith(IGNORED)]
     head = [a for a in words if not a.startswith('--')]  # python, the script, config files
     keys = [a.split('=', 1)[0] for a in words if a.startswith('--')]
