@@ -435,6 +435,7 @@ if [ "$what" = thesis ]; then
   NO="--protocol=nonoverlap --max_tokens=262144 --lengths=1,2,4,8,16 --out_dir=$T"
   LT="--protocol=last_token --n=1000 --out_dir=$T"
   finished() { local d; for d in "$@"; do [ -f "$d/loss.png" ] && return 0; done; return 1; }
+  each_finished() { local d; for d in ${1//,/ }; do finished $d || return 1; done; }  # every run of a --ckpt list
   training() { local d; for d in "$@"; do [ -d "$d" ] && ! [ -f "$d/loss.png" ] && echo "$d" && return 0; done; return 1; }
   for p in sinusoidal rope alibi kerple_power kerple_log sandwich sandwich_smoothed t5 none regular64 regular32 long; do
     c="out/lm/$p-s[0-9]*"; w=$c
@@ -446,10 +447,10 @@ if [ "$what" = thesis ]; then
       *) impl=; python extrapolate.py --ckpt="$c" $NO --name=nonoverlap_$p $(reuse $T/nonoverlap_$p.json) ;;
     esac
     python extrapolate.py --ckpt="$c" $LT --lengths=1,2,4,8,16 $impl --name=last_token_$p $(reuse $T/last_token_$p.json)
-    # the long runs' windowed rows wait for both of theirs (a pattern that matches no checkpoint is refused), so that
-    # a session that trains kerple_log and t5 alone scores them while alibi's and sandwich's rows stay as scored
+    # windowed rows wait until every run they name is finished (a pattern that matches no checkpoint is refused), so
+    # that a session that trains the long kerple_log and t5 alone scores them while the long alibi and sandwich wait
     case $p in alibi|sandwich|long)
-      if [ $p != long ] || { finished out/lm_long/alibi-s[0-9]* && finished out/lm_long/sandwich-s[0-9]*; }; then
+      if each_finished "$w"; then
         python extrapolate.py --ckpt="$w" $LT --lengths=8,16 --no_vanilla=True --windowed=True --windowed_at=1024 \
           --name=windowed_$p $(reuse $T/windowed_$p.json)
       fi ;;
