@@ -67,7 +67,7 @@ def test_a_second_lease_skips_what_is_done_and_starts_nothing_without_time(dry):
     assert again.returncode == 0, again.stderr
     for step in STEPS:
         assert f'lease: {step} done before' in again.stdout
-    assert 'lease: mid_rope-s0 needs up to 240 s' in again.stdout  # the table's next run waits for a lease with time
+    assert 'lease: mid_rope-s0 needs up to 360 s' in again.stdout  # the table's next run waits for a lease with time
 
 
 def test_a_step_out_of_time_is_kept_as_such_and_tried_again(tmp_path, monkeypatch):
