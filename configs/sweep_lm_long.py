@@ -2,7 +2,7 @@
 # configs/sweep_lm_tiny.py (12,800 iterations, the cosine schedule stretched to match), to see whether the
 # verdicts move with training:
 #   python sweep.py configs/sweep_lm_long.py
-# Each run is about 100 minutes of one core beside another (98 on 2026-11-27), its scoring 25 more. Where out/
+# Each run is about 100 minutes of one core beside another (98 on 2026-11-27), its scoring 16 more. Where out/
 # does not outlive a session, train and score them in pairs, alibi and sandwich first (Table 4.5's windowed rows
 # need both), then kerple_log and t5:
 #   python sweep.py configs/sweep_lm_long.py "--grid={'seed': [0], 'pe': ['alibi', 'sandwich']}"
