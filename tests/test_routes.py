@@ -104,9 +104,9 @@ def test_every_route_equals_the_reference_on_unit_scale_inputs(pe, setup):
 
 
 def test_a_rotary_stream_scores_its_far_keys_in_the_blocks_route():
-    """The 'stream' setup exercises blocks' far-key branch: a rotary model's call there takes blocks, not explicit,
-    and some query sees a key (a starting token) further than the ceiling, which its logits must score as if it were
-    exactly the ceiling away."""
+    """The 'stream' setup exercises blocks' far-key branch, so that the equality tests above cover it: a rotary
+    model's call there takes blocks, not explicit, and its queries see the 2 starting tokens, and only those, further
+    than the ceiling."""
     pe, call, o, shape, Tk, grad = captured_call(tiny('rope'), 'stream')
     d = call.qrel[:, :, None] - call.krel[:, None, :]
     far = fastattn.allowed_keys(call.qi, call.ki, call.windows) & (d > o.ceiling)
