@@ -196,7 +196,7 @@ def tiled(q, k, v, pe, call, o, dropout, logits):
         keys = torch.arange(min(sinks, Tk), device=q.device)
         att = logits(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
         att = att.masked_fill((call.qi[:, None] - call.ki[None, keys]) < band, NEG)
-        y, _ = merge(y.float(), lse, att.softmax(-1).to(v.dtype).float() @ v[:, :, keys].float(), att.logsumexp(-1))
+        y = merge_logits(y, lse, att, v[:, :, keys])
     return y.to(v.dtype)
 
 
@@ -246,7 +246,7 @@ def blocks(q, k, v, pe, call, o, dropout, logits):
         y, lse = sdpa_lse(qb, kb, vb, mask, scale, False)
         cols = torch.arange(k.size(2), device=q.device)[keys][c]
         att = logits(q, k, pe, call, o, rows, cols).masked_fill(~far[:, None, :, c], NEG)
-        y, _ = merge(y.float(), lse, att.softmax(-1).nan_to_num().float() @ v[:, :, cols].float(), att.logsumexp(-1))
+        y = merge_logits(y, lse, att, v[:, :, cols])
         out.append(y.to(v.dtype))
     return torch.cat(out, dim=2)
 
@@ -282,6 +282,12 @@ def merge(out, lse, o, l):
     w = torch.sigmoid(l - lse).nan_to_num().to(out.dtype)  # -inf - -inf: neither part sees a key; keep out
     # under autocast a part's matmul comes back in bfloat16 while out stays float32; lerp wants one dtype
     return torch.lerp(out, o.nan_to_num().to(out.dtype), w[..., None]), torch.logaddexp(lse, l)
+
+
+def merge_logits(out, lse, att, v):
+    """A softmax part (out, lse) with the logits att [..., Tq, n] of n more keys, values v, merged in: the attention
+    over both key sets. A row of att that is all -inf adds nothing (merge)."""
+    return merge(out.float(), lse, att.softmax(-1).to(v.dtype).float() @ v.float(), att.logsumexp(-1))[0]
 
 
 def sdpa_lse(q, k, v, mask, scale, causal, explicit=False):
