@@ -215,8 +215,8 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_ppl_all --inputs=$(for f in plain lminf yarn2 dynamic2 pi2; do
     printf 'results/pretrained/gemma3_%s.json,' $f; done | sed 's/,$//')
-  # passkey by depth at 8k and 32k (one key per cell; 64k is pretrained_gpu's)
-  python passkey.py --ckpt=gemma3 --lengths=0.25,1 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained \
+  # passkey by depth at 8k, 32k and 64k, one key per cell (at 64k about 12 minutes a depth on one thread)
+  python passkey.py --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=1 --threads=2 --out_dir=results/pretrained \
     --name=gemma3_passkey $(reuse results/pretrained/gemma3_passkey.json)
   # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
@@ -239,11 +239,19 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
 fi
 
 if [ "$what" = pretrained ] || [ "$what" = gemma3_4x ]; then
-  # #41: 4 L_tr = 131,072 tokens on CPU, the plain model and LM-Infinite on the 3 global layers: one input, from the
-  # only train document that long, its last 128 tokens, 1x on the same input beside it (at 4x 16 minutes
-  # on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from --reuse)
-  python extrapolate.py --ckpt=gemma3 --split=train --lengths=1,4 --n=1 --last_k=128 --threads=2 --lm_infinite=True \
-    --extend_layers=global --out_dir=results/pretrained --name=gemma3_4x_lminf $(reuse results/pretrained/gemma3_4x_lminf.json)
+  # #41: 4 L_tr = 131,072 tokens on CPU: one input, from the only train document that long, its last 128 tokens, 1x on
+  # the same input beside it. The plain model, LM-Infinite on the 3 global layers and all 18 layers windowed at 512
+  # (at 4x 16 minutes on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from
+  # --reuse), then YaRN, dynamic NTK and PI at s = 4 on the global layers (about half an hour each on one thread)
+  G="--ckpt=gemma3 --split=train --lengths=1,4 --n=1 --last_k=128 --out_dir=results/pretrained"
+  python extrapolate.py $G --threads=2 --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
+    --name=gemma3_4x_lminf $(reuse results/pretrained/gemma3_4x_lminf.json)
+  for s in yarn dynamic pi; do
+    python extrapolate.py $G --threads=2 --rope_scaling=$s --rope_scale=4 --extend_layers=global \
+      --name=gemma3_4x_${s}4 $(reuse results/pretrained/gemma3_4x_${s}4.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_4x_all --inputs=$(for f in lminf yarn4 dynamic4 pi4; do
+    printf 'results/pretrained/gemma3_4x_%s.json,' $f; done | sed 's/,$//')
 fi
 
 if [ "$what" = pretrained_gpu ]; then
@@ -282,9 +290,10 @@ if [ "$what" = pretrained_gpu ]; then
   python extrapolate.py --mode=merge --out_dir=$O --name=smollm2_ppl_all --inputs=$(for f in ppl yarn2 yarn4 ntk2 dynamic2 pi2; do
     printf "$O/smollm2_%s.json," $f; done | sed 's/,$//')
   wait
-  # Gemma 3 270M (#41), what its CPU steps leave out: 4 L_tr (131k tokens) on 4 inputs of the only train document
-  # longer than that, every extension at s = 4, passkey at 64k. Its GGUF (253 MB) and data/pycode-gemma3 outrun what one
-  # call carries (64 MiB): here `split -b 60M ~/.cache/lexgpt/gemma-3-270m-q4_k_m.gguf .lease/gemma3.part`, one call
+  # Gemma 3 270M (#41), what its CPU steps leave out (they have one input, one key): 4 L_tr (131k tokens) on 4 inputs
+  # of the only train document longer than that, every extension at s = 4, passkey at 64k with four keys. Its GGUF
+  # (253 MB) and data/pycode-gemma3 outrun what one call carries (64 MiB): here
+  # `split -b 60M ~/.cache/lexgpt/gemma-3-270m-q4_k_m.gguf .lease/gemma3.part`, one call
   # per part (each within the 30 s the machine stays warm) appending it to ~/.cache/lexgpt/ there, sha256 checked;
   # the tokenizer needs the gguf and tokenizers wheels in .lease/whl (see lease below)
   [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
