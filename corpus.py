@@ -22,14 +22,20 @@ def load_meta(folder):
     return json.load(open(path)) if os.path.exists(path) else {}
 
 
+def prepare_command(folder):
+    """The data.prepare line that writes a folder of data/: 'pycode-gemma3' is corpus pycode in gemma3's tokenizer."""
+    corpus, _, tokenizer = os.path.basename(os.path.normpath(folder)).partition('-')
+    return f"python -m data.prepare --corpus={corpus}" + (f" --tokenizer={tokenizer}" if tokenizer else '')
+
+
 def split_path(folder, split):
     """The split's .bin, once it is known to belong to a whole corpus: data.prepare writes meta.json last, so a folder
     without one (or with a .bin of another length than meta.json says) is a preparation that stopped halfway."""
     path = os.path.join(folder, f'{split}.bin')
     if not os.path.exists(path):
-        raise FileNotFoundError(f"no {path}: prepare the data first (python -m data.prepare --corpus=pycode) "
+        raise FileNotFoundError(f"no {path}: prepare the data first ({prepare_command(folder)}) "
                                 f"or point data_dir at a prepared folder")
-    redo = "; prepare it again (python -m data.prepare)"
+    redo = f"; prepare it again ({prepare_command(folder)})"
     if not os.path.exists(os.path.join(folder, 'meta.json')):
         raise ConfigError(f"{folder} has no meta.json: its preparation did not finish{redo}")
     n = os.path.getsize(path) // np.dtype(load_meta(folder).get('dtype', 'uint16')).itemsize

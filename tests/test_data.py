@@ -249,3 +249,13 @@ def test_a_preparation_stopped_halfway_leaves_the_previous_corpus_whole(tmp_path
     split = corpus.load_split(str(out), 'val')
     assert np.array(split.tokens).astype(np.uint8).tobytes().split(b'\0') == [d.encode() for s, d in docs if s == 'val']
     assert json.loads((out / 'meta.json').read_text())['source'] == 'first'
+
+
+def test_a_missing_folder_names_the_command_that_writes_it(tmp_path):
+    """A model's data folder is <corpus>-<tokenizer> (data.prepare's own naming): the error says that command, not
+    the bytes corpus' (which would write data/pycode and leave the model's folder missing)."""
+    for folder, command in (('pycode-gemma3', 'python -m data.prepare --corpus=pycode --tokenizer=gemma3)'),
+                            ('pycode', 'python -m data.prepare --corpus=pycode)')):
+        with pytest.raises(FileNotFoundError) as err:
+            corpus.load_split(str(tmp_path / folder), 'test')
+        assert f"no {tmp_path / folder / 'test.bin'}: prepare the data first ({command}" in str(err.value)
