@@ -23,8 +23,12 @@ def load_meta(folder):
 
 
 def prepare_command(folder):
-    """The data.prepare line that writes a folder of data/: 'pycode-gemma3' is corpus pycode in gemma3's tokenizer."""
-    corpus, _, tokenizer = os.path.basename(os.path.normpath(folder)).partition('-')
+    """The data.prepare line that writes a folder: data/pycode-gemma3 is corpus pycode in gemma3's tokenizer (prepare's
+    own naming); a folder elsewhere is prepare's --out_dir, its corpus unknown."""
+    folder = os.path.abspath(folder)
+    if os.path.dirname(folder) != os.path.join(ROOT, 'data'):
+        return f"python -m data.prepare --corpus=<corpus> --out_dir={folder}"
+    corpus, _, tokenizer = os.path.basename(folder).partition('-')
     return f"python -m data.prepare --corpus={corpus}" + (f" --tokenizer={tokenizer}" if tokenizer else '')
 
 

@@ -215,7 +215,7 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_ppl_all --inputs=$(for f in plain lminf yarn2 dynamic2 pi2; do
     printf 'results/pretrained/gemma3_%s.json,' $f; done | sed 's/,$//')
-  # passkey by depth at 8k, 32k and 64k, one key per cell (at 64k about 12 minutes a depth on one thread)
+  # passkey by depth at 8k, 32k and 64k, one key per cell (at 64k 13 minutes a depth on one thread, 7.5 on two)
   python passkey.py --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=1 --threads=2 --out_dir=results/pretrained \
     --name=gemma3_passkey $(reuse results/pretrained/gemma3_passkey.json)
   # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process

@@ -252,10 +252,14 @@ def test_a_preparation_stopped_halfway_leaves_the_previous_corpus_whole(tmp_path
 
 
 def test_a_missing_folder_names_the_command_that_writes_it(tmp_path):
-    """A model's data folder is <corpus>-<tokenizer> (data.prepare's own naming): the error says that command, not
-    the bytes corpus' (which would write data/pycode and leave the model's folder missing)."""
-    for folder, command in (('pycode-gemma3', 'python -m data.prepare --corpus=pycode --tokenizer=gemma3)'),
-                            ('pycode', 'python -m data.prepare --corpus=pycode)')):
+    """A model's folder in data/ is <corpus>-<tokenizer> (data.prepare's own naming): the error says that command, not
+    the bytes corpus' (which would write data/pycode and leave the model's folder missing); elsewhere, --out_dir."""
+    data = os.path.join(corpus.ROOT, 'data')
+    for folder, command in ((os.path.join(data, 'pycode-no_such_model'), '--corpus=pycode --tokenizer=no_such_model)'),
+                            (os.path.join(data, 'no_such_corpus'), '--corpus=no_such_corpus)'),
+                            (str(tmp_path / 'pycode-gemma3'), f"--corpus=<corpus> --out_dir={tmp_path}/pycode-gemma3)")):
+        assert not os.path.exists(folder)
         with pytest.raises(FileNotFoundError) as err:
-            corpus.load_split(str(tmp_path / folder), 'test')
-        assert f"no {tmp_path / folder / 'test.bin'}: prepare the data first ({command}" in str(err.value)
+            corpus.load_split(folder, 'test')
+        expected = f"no {os.path.join(folder, 'test.bin')}: prepare the data first (python -m data.prepare {command}"
+        assert expected in str(err.value)
