@@ -242,7 +242,8 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_4x ]; then
   # #41: 4 L_tr = 131,072 tokens on CPU: one input, from the only train document that long, its last 128 tokens, 1x on
   # the same input beside it. The plain model, LM-Infinite on the 3 global layers and all 18 layers windowed at 512
   # (at 4x 16 minutes on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from
-  # --reuse), then YaRN, dynamic NTK and PI at s = 4 on the global layers (about half an hour each on one thread)
+  # --reuse, 11.5 on one for the windowed rows), then YaRN, dynamic NTK and PI at s = 4 on the global layers (30-31
+  # minutes each on one thread)
   G="--ckpt=gemma3 --split=train --lengths=1,4 --n=1 --last_k=128 --out_dir=results/pretrained"
   python extrapolate.py $G --threads=2 --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
     --name=gemma3_4x_lminf $(reuse results/pretrained/gemma3_4x_lminf.json)
