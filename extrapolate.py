@@ -30,13 +30,13 @@ import os
 import numpy as np
 import torch
 
-from common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, write_outputs
-from corpus import draw_ends, load_split
-from evaluation import (ex_len, extension, last_token_losses, nonoverlap_losses, segment_losses, sliding_losses,
+from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, write_outputs
+from lexgpt.corpus import draw_ends, load_split
+from lexgpt.evaluation import (ex_len, extension, last_token_losses, nonoverlap_losses, segment_losses, sliding_losses,
                         VARIANT_DEFAULTS, variants)
-from loading import data_of, kind, load_runs, PRETRAINED, run_folder
-from config import ConfigError, run
-from streaming import stream, stream_reuse
+from lexgpt.loading import data_of, ckpt_kind, load_runs, PRETRAINED, run_folder
+from lexgpt.config import ConfigError, run
+from lexgpt.streaming import stream, stream_reuse
 
 DEFAULTS = dict(
     mode='ppl',                 # ppl: perplexity vs length | position: loss at each position vs windowed@L_tr |
@@ -67,7 +67,7 @@ DEFAULTS = dict(
     regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
-    out_dir='',                 # '' means results/<mode>
+    out_dir='',                 # '' means out/<mode> (out/stream for the stream); results.sh names results/...
     name='',                    # output file stem ('' means ppl_<protocol> or position)
     **VARIANT_DEFAULTS,
     **EVAL_DEVICE,
@@ -176,7 +176,7 @@ class Reuse:
         results, label, left = self.data['results'], self.label, []
         names = dict.fromkeys(r['ckpt'] for r in results if r['ckpt'].endswith(label))
         for p in patterns:
-            if kind(p) in PRETRAINED:  # loaded, never trained here: its rows are scored or taken by row()
+            if ckpt_kind(p) in PRETRAINED:  # loaded, never trained here: its rows are scored or taken by row()
                 left.append(p)
                 continue
             parent, stem = run_folder(p)
@@ -236,7 +236,7 @@ def score_runs(cfg, runs, split, specs, settings, reuse):
     return rows, setup
 
 
-def ppl(cfg, runs, split, specs, out_dir, reuse):
+def ppl(cfg, runs, split, specs, reuse):
     """runs are scored (or taken from the reuse file), next to its rows of runs whose checkpoints are not here."""
     lengths = cfg['lengths']
     kept = [k for k in reuse.kept if k['variant'] in dict(specs) and k['mult'] in lengths]
@@ -273,7 +273,7 @@ def ppl(cfg, runs, split, specs, out_dir, reuse):
     data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=split.bits_unit if split else reuse.data['bits_unit'],
                 lengths=lengths, settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
                 results=rows, groups=summary)
-    report(cfg, data, cfg['out_dir'] or os.path.join('results', 'ppl'))
+    report(cfg, data, cfg['out_dir'])
     return dict(results=rows, groups=summary)
 
 
@@ -346,7 +346,7 @@ def merge(cfg):
                 description=parts[0]['description'] + f"; merged from {', '.join(cfg['inputs'])}",
                 L_tr=sorted({L for p in parts for L in p['L_tr']}),
                 results=[r for p in parts for r in p['results']], groups=[s for p in parts for s in p['groups']])
-    report(cfg, data, cfg['out_dir'] or os.path.join('results', 'ppl'))
+    report(cfg, data, cfg['out_dir'])
     return data
 
 
@@ -358,7 +358,7 @@ def smooth(y, k):
     return np.arange(k - 1, len(y)), np.convolve(y, np.ones(k) / k, mode='valid')
 
 
-def position(cfg, runs, split, specs, out_dir):
+def position(cfg, runs, split, specs):
     fig, (ax, dax) = plt().subplots(2, 1, figsize=(8, 6.5), sharex=True, height_ratios=[3, 2])
     out, md_rows = [], []
     for ci, r in enumerate(runs):
@@ -404,8 +404,15 @@ def position(cfg, runs, split, specs, out_dir):
           "from L_tr on, and over all positions.\n\n"
           + md_table(['checkpoint', 'attention', 'L_ex', 'PPL pos < L_tr', 'PPL pos >= L_tr', 'PPL all'], md_rows))
     print('\n' + md)
-    write_outputs(out_dir, cfg['name'] or 'position', dict(split=split.name, results=out), md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'] or 'position', dict(split=split.name, results=out), md, fig)
     return out
+
+
+def output_folder(cfg):
+    """--out_dir, else out/ppl, out/stream or out/position: the one place the default is decided (only results.sh
+    writes under results/, naming --out_dir)."""
+    stream = cfg['protocol'] == 'stream' and cfg['mode'] == 'ppl'
+    return cfg['out_dir'] or os.path.join('out', 'stream' if stream else 'position' if cfg['mode'] == 'position' else 'ppl')
 
 
 def main(cfg):
@@ -424,6 +431,7 @@ def main(cfg):
     if cfg['cache_window'] is not None and cfg['cache_window'] < 1:  # 0 keeps every token in sample.py: no stream
         raise ConfigError(f"cache_window={cfg['cache_window']}: the stream needs a bounded cache of >= 1 tokens "
                           f"(unset: each model's L_tr)")
+    cfg = dict(cfg, out_dir=output_folder(cfg))
     if mode == 'merge':
         return merge(cfg)
     cfg = dict(cfg, n=cfg['n'] or (1000 if mode == 'ppl' else 100))
@@ -442,8 +450,7 @@ def main(cfg):
     runs = load_runs(patterns, label=label, empty_ok=bool(reuse.kept), regular_impl=cfg['regular_impl'],
                      device=cfg['device'], dtype=cfg['dtype'], **extend) if patterns or not reuse.kept else []
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split']) if runs else None
-    out_dir = cfg['out_dir'] or os.path.join('results', mode)
-    return ppl(cfg, runs, split, specs, out_dir, reuse) if mode == 'ppl' else position(cfg, runs, split, specs, out_dir)
+    return ppl(cfg, runs, split, specs, reuse) if mode == 'ppl' else position(cfg, runs, split, specs)
 
 
 if __name__ == '__main__':

@@ -17,10 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import fastattn
-import regular_fast
-import rope_scaling
-from fastattn import allowed_keys, distance_table, keys_seen
+from lexgpt import regular_fast, rope_scaling, routes
 
 GATED = ('swiglu', 'geglu')  # MLPs whose c_fc holds [gate; up]: SiLU-gated (SwiGLU) and tanh-GELU-gated (GeGLU, Gemma)
 
@@ -39,7 +36,8 @@ class GPTConfig:
     alibi_shift: float = 0.0    # Δ: every head's h becomes h + Δ, slope 2^-(h+Δ) (thesis 4.4.1)
     alibi_equal_h: float = -1.0 # >=0: every head gets the same slope 2^-h (thesis 4.4.2)
     sandwich_dbar: int = 128    # d_bar of eq. 4.6
-    kernel_per_layer: bool = False  # KERPLE-family parameters per layer; the thesis shares them across layers (Fig. 3.1)
+    # KERPLE-family parameters per layer; the thesis shares one set across layers (Fig. 3.1)
+    kernel_per_layer: bool = False
     rope_base: float = 10000.0
     rope_scaling: str = ''      # RoPE extension ('' off): pi | ntk | dynamic | yarn | llama3, factor s = rope_scale
     rope_scale: float = 1.0
@@ -74,13 +72,16 @@ class GPTConfig:
     post_norm: bool = False     # also a norm on each branch's output before the residual add (Gemma 2/3)
     embd_mult: float = 1.0      # the token embeddings times this (Gemma: sqrt(n_embd))
     attn_scale: float = 0.0     # the q.k scale (0: 1/sqrt(head size); Gemma: query_pre_attn_scalar^-0.5)
-    layer_attn: tuple = ()      # per layer (window, rope_base), 0: `window`/`rope_base`; local: a window of its own (Gemma)
-    extend_layers: str = 'all'  # layers rope_scaling and AttnOptions' local/n_starting/ceiling/topk reach: all|global|local
+    # per layer (window, rope_base), 0 meaning `window` / `rope_base`; a local layer has a window of its own (Gemma 3)
+    layer_attn: tuple = ()
+    # the layers that rope_scaling and AttnOptions' local/n_starting/ceiling/topk reach: all | global | local
+    extend_layers: str = 'all'
 
     def layer(self, i):
         """Layer i's window, RoPE base, and whether rope_scaling and the evaluation-time options reach it."""
         w, b = self.layer_attn[i] if self.layer_attn else (0, 0)
-        return int(w or self.window), float(b or self.rope_base), self.extend_layers in ('all', 'local' if w else 'global')
+        extended = self.extend_layers in ('all', 'local' if w else 'global')
+        return int(w or self.window), float(b or self.rope_base), extended
 
     @property
     def head_size(self):
@@ -88,11 +89,14 @@ class GPTConfig:
 
     def __post_init__(self):
         """Refuse a setting that cannot build a model, with one line naming the value and what is allowed."""
-        for name, allowed in (('pe', tuple(POSITIONAL_ENCODINGS)), ('norm', ('layernorm', 'rmsnorm')), ('regular_impl',
-                              REGULAR_IMPLS), ('mlp', ('gelu', 'gelu_tanh') + GATED), ('extend_layers', ('all', 'global', 'local'))):
+        choices = dict(pe=tuple(POSITIONAL_ENCODINGS), norm=('layernorm', 'rmsnorm'), regular_impl=REGULAR_IMPLS,
+                       mlp=('gelu', 'gelu_tanh') + GATED, extend_layers=('all', 'global', 'local'))
+        for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"unknown {name}={getattr(self, name)!r}; choose one of: {', '.join(allowed)}")
-        for name in ('vocab_size', 'block_size', 'n_layer', 'n_head', 'n_embd', 'sandwich_dbar', 'chunk_size', 'thickness'):
+        positive = ('vocab_size', 'block_size', 'n_layer', 'n_head', 'n_embd', 'sandwich_dbar', 'chunk_size',
+                    'thickness')
+        for name in positive:
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"{name}={getattr(self, name)!r} must be a positive integer")
         if self.n_embd % self.n_head and not self.head_dim:
@@ -101,7 +105,8 @@ class GPTConfig:
             raise ValueError(f"n_kv_head={self.n_kv_head} must divide n_head={self.n_head} (0: n_head)")
         self.layer_attn = tuple((int(w), float(b)) for w, b in self.layer_attn)  # a JSON list back to pairs
         if len(self.layer_attn) not in (0, self.n_layer) or min([w for w, _ in self.layer_attn], default=0) < 0:
-            raise ValueError(f"layer_attn={self.layer_attn} must hold n_layer={self.n_layer} (window >= 0, rope_base) pairs")
+            raise ValueError(f"layer_attn={self.layer_attn} must hold n_layer={self.n_layer} "
+                             f"(window >= 0, rope_base) pairs")
         if self.rotary_dim % 2 or not 0 <= self.rotary_dim <= self.head_size:
             raise ValueError(f"rotary_dim={self.rotary_dim} must be even and in [0, head size {self.head_size}]")
         if not 0.0 <= self.dropout < 1.0:
@@ -162,7 +167,8 @@ class PositionalEncoding(nn.Module):
             # per sequence in training; in evaluation one draw per length (so results repeat). A KV cache, whose
             # later tokens must continue the positions, gets 0..T-1.
             g = None if self.training else torch.Generator(device=idx.device).manual_seed(T)
-            r = torch.rand(B if self.training else 1, L, generator=g, device=idx.device).argsort(-1)[:, :T].sort(-1).values
+            draws = torch.rand(B if self.training else 1, L, generator=g, device=idx.device)
+            r = draws.argsort(-1)[:, :T].sort(-1).values
             return Positions(i, r, r), None
         return Positions(i, i[None], i[None]), None
 
@@ -218,9 +224,10 @@ class RoPE(PositionalEncoding):
 
     def __init__(self, config):
         super().__init__(config)
-        self.dim = config.rotary_dim or config.head_size  # frequencies over the rotated dims only (GPT-NeoX's rotary_pct)
+        self.dim = config.rotary_dim or config.head_size  # frequencies over the rotated dims only (GPT-NeoX)
         if self.dim % 2:
-            raise ValueError(f"pe={config.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} must be even")
+            raise ValueError(f"pe={config.pe!r} rotates pairs of dimensions: the head size n_embd/n_head={self.dim} "
+                             f"must be even")
         inv, self.mscale = rope_scaling.layer_frequencies(config, self.dim)
         self.register_buffer('inv_freq', inv, persistent=False)
 
@@ -228,14 +235,16 @@ class RoPE(PositionalEncoding):
         pos, state = super().positions(idx, start, state, cached)
         if self.config.rope_scaling == 'dynamic':
             # the base follows the input's last position (transformers'); with a KV cache, cached keys keep theirs
-            self.inv_freq = rope_scaling.layer_frequencies(self.config, self.dim, int(pos.rel.max()) + 1)[0].to(self.inv_freq.device)
+            inv, _ = rope_scaling.layer_frequencies(self.config, self.dim, int(pos.rel.max()) + 1)
+            self.inv_freq = inv.to(self.inv_freq.device)
         return pos, state
 
     def rotate(self, x, rel, key=False, scale=True, layer=0):
         one = self.inv_freq.dim() == 1
         ang = rel[:, None, :, None].float() * (self.inv_freq if one else self.inv_freq[layer])  # [b,1,T,D/2]
         cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
-        r, s = 2 * cos.size(-1), self.mscale if one else self.mscale[layer]  # r: the dims past it pass through unrotated
+        r = 2 * cos.size(-1)  # the rotated dims; those past r pass through unrotated
+        s = self.mscale if one else self.mscale[layer]
         x1, x2 = x[..., :r].chunk(2, dim=-1)
         x = torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos, x[..., r:]], dim=-1)
         return x * s if scale and s != 1.0 else x
@@ -402,7 +411,8 @@ def sandwich_ratios(n_head):
 
 
 class Sandwich(PositionalEncoding):
-    """Eq. 4.6: (p_m . p_n - d_bar/2) / h with p the d_bar-dim sinusoid; p_m . p_n = sum_i cos((m-n)/base^(2i/d_bar))."""
+    """Eq. 4.6: (p_m . p_n - d_bar/2) / h with p the d_bar-dim sinusoid, where
+    p_m . p_n = sum_i cos((m-n) / base^(2i/d_bar))."""
     kinds = ('bias',)
 
     def __init__(self, config):
@@ -487,11 +497,13 @@ class FIRE(PositionalEncoding):
 
     def __init__(self, config):
         super().__init__(config)
-        self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, config.fire_hidden), nn.ReLU(), nn.Linear(config.fire_hidden, config.n_head))
+        hidden = config.fire_hidden
+        self.f = nn.ModuleList([nn.Sequential(nn.Linear(1, hidden), nn.ReLU(), nn.Linear(hidden, config.n_head))
                                 for _ in range(config.n_layer)])
         self.c = nn.Parameter(torch.full((config.n_layer,), 0.1))
         self.L_mult = nn.Parameter(torch.ones(config.n_layer))
-        self.register_buffer('L0', torch.tensor(float(config.block_size)))  # saved: a fine-tune at a longer length keeps it
+        # saved with the model: a fine-tune at a longer length keeps the L0 it was trained with
+        self.register_buffer('L0', torch.tensor(float(config.block_size)))
 
     def inputs(self, layer, d, m):
         """f's input: psi(d) / psi(max(L, m)) for distances d and query positions m (broadcastable)."""
@@ -569,22 +581,22 @@ POSITIONAL_ENCODINGS = {
 
 # --------------------------------------------------------------------------------------------
 # Attention: the reference (every option, one explicit T x T softmax; read it first). The fast routes that must
-# equal it live in fastattn.py, where fastattn.route() says which one a call takes.
+# equal it live in routes.py, where routes.route() says which one a call takes.
 # --------------------------------------------------------------------------------------------
 
 @dataclass
 class AttnOptions:
     """Evaluation-time controls, shared by all layers; `with model.attention(...)` changes them."""
-    temperature: float = 1.0   # logits / tau (thesis ch. 5, Algorithm 1)
+    attn_temperature: float = 1.0  # logits / tau (thesis ch. 5, Algorithm 1)
     local: int = 0             # >0: Λ-shaped mask, keys within `local` of the query ...
     n_starting: int = 0        # ... plus the first n_starting tokens (LM-Infinite)
     ceiling: int = 0           # >0: relative distances above it are treated as `ceiling` (LM-Infinite)
     topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite) ...
     topk_from_layer: int = 5   # ... in the layers from this one on (0-based), at distance ceiling // 2 (its App. A)
     hook: object = None        # called as hook(layer, probs [B,H,tq,tk], query_idx [tq], key_idx [tk] or [tq, tk])
-    impl: str = 'auto'         # 'auto' (fastest applicable path) | 'plain' (the reference)
+    route: str = 'auto'        # 'auto' (the fastest route that applies, lexgpt/routes.py) | 'reference'
     block_elems: int = 1 << 22 # bound on one query block's bias / score tensor (bench.py mode=attention)
-    tile: int = 256            # tile size of fastattn.tiled_attention
+    tile: int = 256            # tile size of routes.tiled_attention
 
 
 @dataclass
@@ -595,7 +607,7 @@ class AttnCall:
     qrel: torch.Tensor   # [b, Tq] its position as the relative encodings see it (distances)
     ki: torch.Tensor     # [Tk] the same for the keys
     krel: torch.Tensor   # [b, Tk]
-    windows: list = field(default_factory=list)  # (n_starting, local) rules: window, Λ mask, bounded cache
+    mask_rules: list = field(default_factory=list)  # (n_starting, local) rules: window, Λ mask, bounded cache
     qpot: torch.Tensor = None  # [b, H, Tq] the encoding's content-dependent potential (FoX), or None
     kpot: torch.Tensor = None  # [b, H, Tk]
     flex: bool = True          # GPTConfig.flex
@@ -609,10 +621,15 @@ class KVCache:
     (masks) count on; slots shrink the distances to the starting tokens, so pair it with ceiling=cache_window."""
 
     def __init__(self, cache_window=0, n_starting=0, relative=False):
-        self.cache_window, self.n_starting, self.relative = cache_window, n_starting, relative
-        self.k, self.v, self.pot, self.window = {}, {}, {}, {}  # window: a local layer's own
-        self.idx = self.rel = None   # token index [Tk] and relative position [b,Tk] of every cached key
-        self.next, self.pe_state = 0, None
+        self.cache_window = cache_window
+        self.n_starting = n_starting
+        self.relative = relative
+        # per layer: keys, values, FoX's potential, and the layer's own window (0: none)
+        self.k, self.v, self.pot, self.window = {}, {}, {}, {}
+        self.idx = None      # token index [Tk] of every cached key
+        self.rel = None      # its relative position [b, Tk]
+        self.next = 0        # the next token's index
+        self.pe_state = None  # the encoding's running state (BiPE's segment)
 
     def first(self):  # the next token's position: its slot in a relative cache, else its index
         return (0 if self.idx is None else self.idx.numel()) if self.relative else self.next
@@ -621,14 +638,17 @@ class KVCache:
         pos = pos._replace(idx=pos.idx + self.next - int(pos.idx[0]))  # a slot's token: the stream goes on
         self.idx = pos.idx if self.idx is None else torch.cat([self.idx, pos.idx])
         self.rel = pos.rel if self.rel is None else torch.cat([self.rel, pos.rel], dim=1)
-        self.next, self.pe_state = int(pos.idx[-1]) + 1, pe_state
+        self.next = int(pos.idx[-1]) + 1
+        self.pe_state = pe_state
         return pos
 
     def add(self, layer, k, v, pot=None, window=0):
         if layer in self.k:
-            k, v = torch.cat([self.k[layer], k], dim=2), torch.cat([self.v[layer], v], dim=2)
+            k = torch.cat([self.k[layer], k], dim=2)
+            v = torch.cat([self.v[layer], v], dim=2)
             pot = torch.cat([self.pot[layer], pot], dim=2) if pot is not None else None
-        self.k[layer], self.v[layer], self.pot[layer], self.window[layer] = k, v, pot, window
+        self.k[layer], self.v[layer], self.pot[layer] = k, v, pot
+        self.window[layer] = window
         return k, v, pot
 
     def trim(self):
@@ -637,18 +657,50 @@ class KVCache:
         if 0 < self.cache_window < n - self.n_starting:
             keep = torch.cat([keep[:self.n_starting], keep[n - self.cache_window:]])
         for layer in self.k:
-            m, w = self.k[layer].size(2), self.window[layer]  # of its last m tokens those that stay, in its window
+            # the layer holds the last m tokens; of those, the ones that stay, and of these its window's
+            m, w = self.k[layer].size(2), self.window[layer]
             sel = (keep[keep >= n - m] - (n - m))[-w if w else None:]
             if sel.numel() < m:
-                self.k[layer], self.v[layer] = self.k[layer][:, :, sel], self.v[layer][:, :, sel]
+                self.k[layer] = self.k[layer][:, :, sel]
+                self.v[layer] = self.v[layer][:, :, sel]
                 if self.pot[layer] is not None:  # only differences count: re-based, it stays small in a long stream
                     self.pot[layer] = self.pot[layer][:, :, sel] - self.pot[layer][:, :, -1:]
         keep = keep[-max(k.size(2) for k in self.k.values()):]
         if keep.numel() < n:
-            self.idx, self.rel = self.idx[keep], self.rel[:, :keep.numel()] if self.relative else self.rel[:, keep]
+            self.idx = self.idx[keep]
+            # a relative cache's positions are its slots 0, 1, ...: the first ones stay
+            self.rel = self.rel[:, :keep.numel()] if self.relative else self.rel[:, keep]
 
 
-def logits(q, k, pe, call, o, rows, keys):
+def allowed_keys(qi, ki, mask_rules):
+    """Boolean [tq, tk]: causal, and for each (n_starting, local) rule: key among the first n_starting
+    tokens or within `local` of the query (windowed attention is (0, w); thesis 4.3.3)."""
+    diff = qi[:, None] - ki[None, :]
+    ok = diff >= 0
+    for n_start, local in mask_rules:
+        ok &= (diff < local) | (ki[None, :] < n_start)
+    return ok
+
+
+def distance_table(fn, layer, d, m=None):
+    """pe.bias or pe.weight at the distances d [b, tq, tk] -> [b, H, tq, tk] (None if the encoding has no such
+    part): evaluated once on 0..max(d), then gathered, so no parameter is ever T x T. A bias that depends on the
+    query positions m [b, tq, 1] as well (kind 'query') is evaluated on the block itself."""
+    if m is not None:
+        return fn(layer, d.float(), m).transpose(0, 1)
+    tab = fn(layer, torch.arange(int(d.max()) + 1 if d.numel() else 1, device=d.device, dtype=torch.float32))
+    return None if tab is None else tab[:, d].transpose(0, 1)
+
+
+def keys_seen(qi, mask_rules):
+    """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
+    n = qi.float() + 1
+    for n_start, local in mask_rules:
+        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
+    return n
+
+
+def scores(q, k, pe, call, o, rows, keys):
     """The attention logits [B, H, tq, tk] of the queries `rows` against the keys `keys` (index tensors into
     call), -inf where a key may not be attended:
         q.k * weight(d) / (sqrt(D) tau) + bias(d) / tau,     d = qrel - krel, capped at o.ceiling (LM-Infinite),
@@ -656,9 +708,9 @@ def logits(q, k, pe, call, o, rows, keys):
     A rotary encoding caps the distance by scoring far pairs with the query rotated to distance `ceiling`.
     With o.topk (LM-Infinite App. A, in layers >= topk_from_layer), the top-k middle keys (causal, but dropped by
     the Λ mask) by their score at distance ceiling // 2 are attended with that score."""
-    layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
+    layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.attn_temperature)
     qb, kb, qrel, krel = q[:, :, rows], k[:, :, keys], call.qrel[:, rows], call.krel[:, keys]
-    ok = allowed_keys(call.qi[rows], call.ki[keys], call.windows)            # [tq, tk]
+    ok = allowed_keys(call.qi[rows], call.ki[keys], call.mask_rules)            # [tq, tk]
     topk = o.topk > 0 and layer >= o.topk_from_layer
     tables = 'bias' in pe.kinds or 'weight' in pe.kinds
     if tables or o.ceiling > 0 or topk:
@@ -671,7 +723,7 @@ def logits(q, k, pe, call, o, rows, keys):
             return raw * scale
         w, b = distance_table(pe.weight, layer, dist), distance_table(pe.bias, layer, dist, m)
         raw = raw * w if w is not None else raw
-        return raw * scale + (b / o.temperature if b is not None else 0.0)
+        return raw * scale + (b / o.attn_temperature if b is not None else 0.0)
 
     raw = (qb @ kb.transpose(-2, -1)).float()
     raw_at = lambda dd: raw  # q.k as if the pair were dd apart: the same for a distance-only bias or weight
@@ -685,7 +737,7 @@ def logits(q, k, pe, call, o, rows, keys):
             raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
     att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))
     if 'potential' in pe.kinds:
-        att = att + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
+        att = att + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.attn_temperature
     if 'content' in pe.kinds:
         att = att + pe.content(layer, qb, att) * scale  # masked entries stay -inf
     if topk:
@@ -699,9 +751,9 @@ def logits(q, k, pe, call, o, rows, keys):
 
 def attention_reference(q, k, v, pe, call, o, dropout=0.0):
     """Attention with every option: one explicit softmax over all Tq x Tk logits. The definition that every fast
-    route (fastattn.py) is tested against."""
-    k, v = fastattn.repeat_kv(q, k, v)
-    att = logits(q, k, pe, call, o, torch.arange(q.size(2), device=q.device), torch.arange(k.size(2), device=q.device))
+    route (routes.py) is tested against."""
+    k, v = routes.repeat_kv(q, k, v)
+    att = scores(q, k, pe, call, o, torch.arange(q.size(2), device=q.device), torch.arange(k.size(2), device=q.device))
     att = att.softmax(dim=-1)
     if o.hook is not None:
         o.hook(call.layer, att, call.qi, call.ki)
@@ -712,46 +764,68 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, config, opts, layer=0):
         super().__init__()
-        self.n_head, self.n_kv, self.hd = config.n_head, config.n_kv_head or config.n_head, config.head_size
-        self.c_attn = nn.Linear(config.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=config.bias or config.qkv_bias)
+        self.n_head = config.n_head
+        self.n_kv = config.n_kv_head or config.n_head  # grouped-query attention: fewer key/value heads
+        self.hd = config.head_size
+        qkv_bias = config.bias or config.qkv_bias
+        self.c_attn = nn.Linear(config.n_embd, (self.n_head + 2 * self.n_kv) * self.hd, bias=qkv_bias)
         self.c_proj = nn.Linear(self.n_head * self.hd, config.n_embd, bias=config.bias)
-        self.resid_dropout, self.dropout, self.flex, self.opts = nn.Dropout(config.dropout), config.dropout, config.flex, opts
+        self.resid_dropout = nn.Dropout(config.dropout)
+        self.dropout = config.dropout
+        self.flex = config.flex
+        self.opts = opts
         # the layer's own window (layer_attn); whether the evaluation-time options reach it (extend_layers)
         self.window, _, self.extended = config.layer(layer)
-        # SSMax (Nakanishi 2025): s_h starts at 1 / log(L_tr), a logit scale of 1 for a query that sees L_tr keys
-        self.ssmax = nn.Parameter(torch.full((config.n_head,), 1 / math.log(max(config.block_size, 2)))) if config.ssmax else None
-        self.q_norm, self.k_norm = (norm(config, self.hd), norm(config, self.hd)) if config.qk_norm else (None, None)
-        self.q_mult = config.attn_scale * math.sqrt(self.hd) if config.attn_scale else 1.0  # q.k/sqrt(hd) at attn_scale
+        self.ssmax = None
+        if config.ssmax:  # SSMax (Nakanishi 2025): s_h from 1 / log(L_tr), a scale of 1 for a query seeing L_tr keys
+            self.ssmax = nn.Parameter(torch.full((config.n_head,), 1 / math.log(max(config.block_size, 2))))
+        self.q_norm = norm(config, self.hd) if config.qk_norm else None
+        self.k_norm = norm(config, self.hd) if config.qk_norm else None
+        # the q.k scale is 1/sqrt(hd) in the attention; a model with another (attn_scale) multiplies q to get it
+        self.q_mult = config.attn_scale * math.sqrt(self.hd) if config.attn_scale else 1.0
 
     def project(self, x, pe, layer, pos, rotate_keys=True):
-        """q, k, v [B, heads, T, hd] of the layer's input x: QK-norm, scale, rotation (the keys' left to a relative cache)."""
-        q, k, v = self.c_attn(x).view(*x.shape[:2], -1, self.hd).transpose(1, 2).split([self.n_head, self.n_kv, self.n_kv], 1)
+        """q, k, v [B, heads, T, hd] of the layer's input x: QK-norm, scale, rotation (keys left unrotated for a
+        relative cache, which rotates them by their slot)."""
+        qkv = self.c_attn(x).view(*x.shape[:2], -1, self.hd).transpose(1, 2)
+        q, k, v = qkv.split([self.n_head, self.n_kv, self.n_kv], 1)
         if self.q_norm is not None:
             q, k = self.q_norm(q), self.k_norm(k)
-        q = pe.rotate(q if self.q_mult == 1.0 else q * self.q_mult, pos.rel, layer=layer)
-        return q, pe.rotate(k, pos.rel, key=True, layer=layer) if rotate_keys else k, v
+        if self.q_mult != 1.0:
+            q = q * self.q_mult
+        q = pe.rotate(q, pos.rel, layer=layer)
+        if rotate_keys:
+            k = pe.rotate(k, pos.rel, key=True, layer=layer)
+        return q, k, v
 
     def forward(self, x, pe, layer, pos, cache=None):
         relative = cache is not None and cache.relative
-        q, k, v = self.project(x, pe, layer, pos, not relative)
-        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, [(0, self.window)] if self.window else [], flex=self.flex)
+        q, k, v = self.project(x, pe, layer, pos, rotate_keys=not relative)
+        rules = [(0, self.window)] if self.window else []
+        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, rules, flex=self.flex)
         o = self.opts if self.extended else replace(self.opts, local=0, n_starting=0, ceiling=0, topk=0)
         if o.local > 0:
-            call.windows.append((o.n_starting, o.local))
+            call.mask_rules.append((o.n_starting, o.local))
         if 'potential' in pe.kinds:
             last = cache.pot[layer][:, :, -1:] if cache is not None and layer in cache.pot else None
             call.qpot = call.kpot = pe.potential(layer, x, last)
         if cache is not None:
-            k, v, call.kpot = cache.add(layer, k, v, call.qpot, self.window)  # a local layer's: the cache's last keys
-            call.ki, call.krel = cache.idx[-k.size(2):], cache.rel[:, -k.size(2):]
-            k = pe.rotate(k, call.krel, key=True, layer=layer) if relative else k
+            # a local layer gets back only the cache's last keys, its window's
+            k, v, call.kpot = cache.add(layer, k, v, call.qpot, self.window)
+            call.ki = cache.idx[-k.size(2):]
+            call.krel = cache.rel[:, -k.size(2):]
+            if relative:
+                k = pe.rotate(k, call.krel, key=True, layer=layer)
             if cache.cache_window > 0:
-                call.windows.append((cache.n_starting, cache.cache_window))
-        if self.ssmax is not None:  # logits of q.k times s_h log(keys seen by the query)
-            q = q * (self.ssmax[:, None] * keys_seen(pos.idx, call.windows).log()[None, :])[None, :, :, None].to(q.dtype)
+                call.mask_rules.append((cache.n_starting, cache.cache_window))
+        if self.ssmax is not None:  # SSMax: the logits of q.k times s_h log(keys the query sees)
+            s = self.ssmax[:, None] * keys_seen(pos.idx, call.mask_rules).log()[None, :]  # [H, Tq]
+            q = q * s[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0
-        y = attention_reference(q, k, v, pe, call, o, drop) if o.impl == 'plain' else \
-            fastattn.attend(q, k, v, pe, call, o, drop, logits)
+        if o.route == 'reference':
+            y = attention_reference(q, k, v, pe, call, o, drop)
+        else:
+            y = routes.attend(q, k, v, pe, call, o, drop)
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(*x.shape[:2], -1)))
 
 
@@ -759,9 +833,12 @@ class MLP(nn.Module):
 
     def __init__(self, config):
         super().__init__()
-        hidden, self.kind = config.mlp_hidden or 4 * config.n_embd, config.mlp
-        self.c_fc = nn.Linear(config.n_embd, 2 * hidden if config.mlp in GATED else hidden, bias=config.bias)  # [gate; up]
-        self.c_proj, self.dropout = nn.Linear(hidden, config.n_embd, bias=config.bias), nn.Dropout(config.dropout)
+        hidden = config.mlp_hidden or 4 * config.n_embd
+        self.kind = config.mlp
+        fc_out = 2 * hidden if config.mlp in GATED else hidden  # a gated MLP's c_fc holds [gate; up]
+        self.c_fc = nn.Linear(config.n_embd, fc_out, bias=config.bias)
+        self.c_proj = nn.Linear(hidden, config.n_embd, bias=config.bias)
+        self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x):
         h = self.c_fc(x)
@@ -774,8 +851,9 @@ class MLP(nn.Module):
 
 
 def norm(config, dim=0):
-    return nn.RMSNorm(dim or config.n_embd, eps=config.norm_eps) if config.norm == 'rmsnorm' else \
-        nn.LayerNorm(dim or config.n_embd, eps=config.norm_eps, bias=config.bias)
+    if config.norm == 'rmsnorm':
+        return nn.RMSNorm(dim or config.n_embd, eps=config.norm_eps)
+    return nn.LayerNorm(dim or config.n_embd, eps=config.norm_eps, bias=config.bias)
 
 
 class Block(nn.Module):
@@ -787,12 +865,15 @@ class Block(nn.Module):
         self.ln_2 = norm(config)
         self.mlp = MLP(config)
         self.parallel = config.parallel_residual
-        self.post_attn, self.post_mlp = (norm(config), norm(config)) if config.post_norm else (nn.Identity(), nn.Identity())
+        # Gemma 2/3 also normalise each branch's output before the residual add
+        self.post_attn = norm(config) if config.post_norm else nn.Identity()
+        self.post_mlp = norm(config) if config.post_norm else nn.Identity()
 
     def forward(self, x, pe, layer, pos, cache=None):
+        attn = self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache))
         if self.parallel:  # GPT-NeoX: both branches read the block's input
-            return x + self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache)) + self.post_mlp(self.mlp(self.ln_2(x)))
-        x = x + self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache))  # the branch is freed before the MLP runs
+            return x + attn + self.post_mlp(self.mlp(self.ln_2(x)))
+        x = x + attn  # the branch is freed before the MLP runs
         return x + self.post_mlp(self.mlp(self.ln_2(x)))
 
 
@@ -826,7 +907,7 @@ class GPT(nn.Module):
     def from_pretrained(cls, path, **overrides):
         """A checkpoint of a pretrained.FAMILIES family (folder, .gguf file, alias or hub name) as our GPT in eval mode;
         overrides set GPTConfig fields. pretrained_info: family, L_tr, bos/eos ids, source."""
-        import pretrained  # only here: the model definition needs none of the checkpoint readers
+        from lexgpt import pretrained  # only here: the model definition needs none of the checkpoint readers
         args, state, info = pretrained.load(path, GPTConfig.__dataclass_fields__, **overrides)
         model = cls(GPTConfig(**args))
         model.load_state_dict(state)
@@ -836,14 +917,17 @@ class GPT(nn.Module):
     def get_num_params(self):
         return sum(p.numel() for p in self.parameters())
 
-    def depth(self, T):
+    def n_layers(self, T):
         """Attention layers that run on a length-T input (RegularGPT's grows with T)."""
         return self.config.n_layer
 
     def forward(self, idx, targets=None, cache=None, reduction='mean'):
         """Logits for every position when targets are given (with the loss), else for the last one only.
         reduction='none' returns the per-token loss [B, T]. With a KVCache, idx continues the cached text."""
-        pos, state = self.pe.positions(idx, cache.first() if cache else 0, cache.pe_state if cache else None, cache is not None)
+        if cache is None:
+            pos, state = self.pe.positions(idx, 0, None)
+        else:
+            pos, state = self.pe.positions(idx, cache.first(), cache.pe_state, cached=True)
         x = self.transformer.drop(self.embed(idx, pos))
         if cache is not None:
             pos = cache.add_positions(pos, state)
@@ -864,7 +948,8 @@ class GPT(nn.Module):
         if targets is None:
             return self.lm_head(x[:, [-1], :]), None
         logits = self.lm_head(x)
-        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1, reduction=reduction)
+        loss = F.cross_entropy(logits.view(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1,
+                               reduction=reduction)
         return logits, (loss.view(targets.shape) if reduction == 'none' else loss)
 
     @contextmanager
@@ -873,8 +958,8 @@ class GPT(nn.Module):
         names = [f.name for f in fields(AttnOptions)]
         if set(kw) - set(names):
             raise ValueError(f"unknown attention option(s) {sorted(set(kw) - set(names))}; allowed: {names}")
-        if kw.get('impl', 'auto') not in ('auto', 'plain'):
-            raise ValueError(f"impl={kw['impl']!r}; allowed: 'auto', 'plain'")
+        if kw.get('route', 'auto') not in ('auto', 'reference'):
+            raise ValueError(f"route={kw['route']!r}; allowed: 'auto', 'reference'")
         before = replace(self.attn_opts)
         vars(self.attn_opts).update(kw)
         try:
@@ -944,7 +1029,7 @@ def make_model(config):
 class RegularGPT(GPT):
     """GPT whose depth adapts to the input: K = config.thickness distinct blocks, where layer l*K + k runs
     block k at dilation C^l (thesis 6.2.2), so a model trained at length 40 runs unchanged at length 500.
-    config.n_layer is ignored (the model holds K blocks); the depth for length T is self.depth(T). Of the
+    config.n_layer is ignored (the model holds K blocks); the depth for length T is self.n_layers(T). Of the
     attention options, 'plain' honours all; 'gather' and 'reduce' honour temperature and the hook, and refuse
     the others."""
 
@@ -953,27 +1038,28 @@ class RegularGPT(GPT):
             raise ValueError(f"RegularGPT needs pe='regular', got pe={config.pe!r}")
         super().__init__(GPTConfig(**{**vars(config), 'n_layer': config.thickness}))
 
-    def depth(self, T):
+    def n_layers(self, T):
         return self.config.thickness * n_levels(T, self.config.chunk_size)
 
     def layers(self, T):
         """(depth, block) pairs for an input of length T: SA^(l*K+k) = SA^(k), FFN likewise (thesis 6.2.2)."""
         K = self.config.thickness
-        return ((d, self.transformer.h[d % K]) for d in range(self.depth(T)))
+        return ((d, self.transformer.h[d % K]) for d in range(self.n_layers(T)))
 
-    def forward(self, idx, targets=None, cache=None, reduction='mean', impl=None, collect=None):
-        """As GPT.forward; impl overrides config.regular_impl for this call. 'reduce' yields the final position
-        only, so its targets (if any) are [B, 1]. collect: a list that receives every layer's output [B, n, C]."""
-        impl = impl or self.config.regular_impl
+    def forward(self, idx, targets=None, cache=None, reduction='mean', regular_impl=None, collect=None):
+        """As GPT.forward; regular_impl overrides config.regular_impl for this call. 'reduce' yields the final
+        position only, so its targets (if any) are [B, 1]. collect: a list that receives every layer's output."""
+        impl = regular_impl or self.config.regular_impl
         if impl not in REGULAR_IMPLS:
-            raise ValueError(f"unknown impl={impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
+            raise ValueError(f"unknown regular_impl={impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
         if cache is not None:
-            raise ValueError("RegularGPT has no KV cache: its depth grows with the input, so each step recomputes the prefix")
+            raise ValueError("RegularGPT has no KV cache: its depth grows with the input, so each step recomputes "
+                             "the prefix")
         o = self.attn_opts
-        if o.impl == 'plain':
+        if o.route == 'reference':
             impl = 'plain'
         if impl != 'plain' and (o.local or o.ceiling or o.topk):
-            raise ValueError(f"RegularGPT impl={impl!r} honours the temperature and the hook only; for local, "
+            raise ValueError(f"RegularGPT regular_impl={impl!r} honours the temperature and the hook only; for local, "
                              f"ceiling or topk use regular_impl='plain'")
         B, T = idx.shape
         x = self.transformer.drop(self.transformer.wte(idx))  # no absolute positions (thesis 6.2)
@@ -986,7 +1072,8 @@ class RegularGPT(GPT):
         else:  # the same layers, computing only the keys (gather) or queries (reduce) that matter
             x = (regular_fast.regular_gather if impl == 'gather' else regular_fast.regular_reduce)(self, x, keep)
         if impl == 'reduce' and targets is not None and targets.shape != (B, 1):
-            raise ValueError(f"impl='reduce' predicts the final position only: targets must be [B, 1], got {list(targets.shape)}")
+            raise ValueError(f"regular_impl='reduce' predicts the final position only: targets must be [B, 1], "
+                             f"got {list(targets.shape)}")
         return self.output(x, targets, reduction)
 
     @torch.no_grad()
@@ -995,6 +1082,6 @@ class RegularGPT(GPT):
         if cache_window or n_starting:
             raise ValueError("RegularGPT.generate has no bounded cache: use cache_window=0, n_starting=0")
         for _ in range(max_new_tokens):
-            logits = self(idx, impl='plain' if self.config.regular_impl == 'reduce' else None)[0][:, -1, :]
+            logits = self(idx, regular_impl='plain' if self.config.regular_impl == 'reduce' else None)[0][:, -1, :]
             idx = torch.cat((idx, self.sample_next(logits, temperature, top_k)), dim=1)
         return idx

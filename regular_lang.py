@@ -17,7 +17,6 @@ accuracies, score, settings), plots as PNG next to JSON, and for --mode=table th
 """
 import json
 import os
-import sys
 import time
 
 import numpy as np
@@ -25,13 +24,13 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import config
-from common import md_table, plt
-from evaluation import cumulative_from_end, embedding_grad_norms, erf_tokens
-from loading import save_checkpoint
-from config import ConfigError
+from lexgpt import config
+from lexgpt.common import command_line, md_table, plt
+from lexgpt.evaluation import cumulative_from_end, embedding_grad_norms, erf_tokens
+from lexgpt.loading import save_checkpoint
+from lexgpt.config import ConfigError
 from model import GPT, GPTConfig, RegularGPT, n_levels
-from regular_tasks import TASKS, get_task
+from lexgpt.regular_tasks import TASKS, get_task
 
 DEFAULTS = dict(
     mode='train',               # train (one task, model, seed) | table (Tables 6.1/6.2 over tasks x models x seeds)
@@ -175,11 +174,6 @@ def evaluate(model, task, lengths, cfg, p_one=0.5):
     return acc
 
 
-def command_line():
-    """The command that made a JSON, recorded in it as write_outputs does (tests/test_provenance.py)."""
-    return 'python ' + ' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:])
-
-
 def train_run(cfg, plot=True):
     """Train one (task, model, seed), evaluate at every test length, write out_dir/<run>.json (and plots)."""
     task = get_task(cfg['task'])
@@ -251,7 +245,7 @@ def pca_plot(model, task, png, L=500, n=4):
     xp = model.prepare(torch.from_numpy(x))
     outs = []
     net.eval()
-    net(xp, targets=xp, impl='gather', collect=outs)
+    net(xp, targets=xp, regular_impl='gather', collect=outs)
     H = torch.stack(outs, 1)[:, :, -L:].numpy()           # [n, layers, L, D], pad positions dropped
     lab = np.array([[[task.window_state(x[b], i, C ** (l + 1)) for i in range(L)] for l in range(H.shape[1])]
                     for b in range(n)])

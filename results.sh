@@ -52,23 +52,23 @@ if [ "$what" = all ] || [ "$what" = lm ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = analysis ]; then
-  python kernels.py --ckpt=out/lm/alibi-s0,out/lm/kerple_power-s0,out/lm/kerple_log-s0,out/lm/sandwich-s0,out/lm/t5-s0,out/lm/fire-s0 \
+  python -m analysis.kernels --ckpt=out/lm/alibi-s0,out/lm/kerple_power-s0,out/lm/kerple_log-s0,out/lm/sandwich-s0,out/lm/t5-s0,out/lm/fire-s0 \
     --out_dir=results/kernels
-  python temperature.py --ckpt=out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/alibi-s0,out/lm/rope-s0,out/lm/rope-ssmax-s0 --lengths=2,4,8 \
+  python -m analysis.temperature --ckpt=out/lm/t5-s0,out/lm/kerple_log-s0,out/lm/alibi-s0,out/lm/rope-s0,out/lm/rope-ssmax-s0 --lengths=2,4,8 \
     --out_dir=results/attention
   # chapter 5: T5's perplexity at the temperatures Algorithm 1 picked just above (an assignment: set -e stops on a miss)
   tau=$(taus results/attention/attention.json t5-s0)
-  python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --temperature=$tau \
+  python extrapolate.py --ckpt=out/lm/t5-s0 --lengths=1,2,4,8 --n=64 --last_k=64 --attn_temperature=$tau \
     --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)
-  python receptive_field.py --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
+  python -m analysis.receptive_field --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
     --length=4 --out_dir=results/erf
   # seeds 1 and 2 of the later methods, for the claims in results/README.md about them (seed 0 is in the files above)
-  python receptive_field.py --ckpt='out/lm/fire-s[12],out/lm/fox-s[12],out/lm/cope-s[12],out/lm/xpos-s[12],out/lm/rope-ssmax-s[12],out/lm/rope-rand4096-s[12]' \
+  python -m analysis.receptive_field --ckpt='out/lm/fire-s[12],out/lm/fox-s[12],out/lm/cope-s[12],out/lm/xpos-s[12],out/lm/rope-ssmax-s[12],out/lm/rope-rand4096-s[12]' \
     --length=4 --out_dir=results/erf --name=erf_seeds12
-  python kernels.py --ckpt='out/lm/fire-s[12]' --out_dir=results/kernels --name=kernels_seeds12
-  python temperature.py --ckpt='out/lm/rope-ssmax-s[12]' --lengths=2,4,8 --out_dir=results/attention --name=attention_seeds12
-  python nope.py --out_dir=results/nope
-  python passkey.py --ckpt=out/lm/alibi-s0,out/lm/t5-s0 --out_dir=results/passkey
+  python -m analysis.kernels --ckpt='out/lm/fire-s[12]' --out_dir=results/kernels --name=kernels_seeds12
+  python -m analysis.temperature --ckpt='out/lm/rope-ssmax-s[12]' --lengths=2,4,8 --out_dir=results/attention --name=attention_seeds12
+  python -m analysis.nope --out_dir=results/nope
+  python -m analysis.passkey --ckpt=out/lm/alibi-s0,out/lm/t5-s0 --out_dir=results/passkey
 fi
 
 if [ "$what" = all ] || [ "$what" = regular ]; then
@@ -118,39 +118,39 @@ if [ "$what" = pretrained ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_ppl_all --inputs=$(for f in ppl yarn yarn4 ntk dynamic pi; do
     printf 'results/pretrained/smollm2_%s.json,' $f; done | sed 's/,$//')
   # passkey: one 5-digit key in the middle of the code-style filler, at 2048 and 16384 tokens
-  python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True --out_dir=results/pretrained \
+  python -m analysis.passkey --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True --out_dir=results/pretrained \
     --name=smollm2_passkey
   for s in yarn dynamic; do
-    python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --rope_scaling=$s --rope_scale=2 \
+    python -m analysis.passkey --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --rope_scaling=$s --rope_scale=2 \
       --out_dir=results/pretrained --name=smollm2_passkey_$s
   done
   # passkey over depths 0-100% at 2k-8k (one key per cell; a depth grid at 16k is 20 forwards of minutes each)
   D="--ckpt=smollm2 --lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
-  python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths
+  python -m analysis.passkey $D --lm_infinite=True --name=smollm2_passkey_depths
   for s in yarn dynamic; do
-    python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths_$s
+    python -m analysis.passkey $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths_$s
   done
   # four keys per cell at 2k-8k for plain RoPE and YaRN (within L_tr LM-Infinite and dynamic NTK equal plain RoPE)
   D="--ckpt=smollm2 --lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir=results/pretrained"
   for v in : _yarn:--rope_scaling=yarn:--rope_scale=2; do
     n=smollm2_passkey_depths_n4${v%%:*}
-    python passkey.py $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
+    python -m analysis.passkey $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
   done
   # where between depths 0 and 0.25 of 8k (8,167 and 6,133 tokens back) plain RoPE's reach ends: 4 keys per depth
-  python passkey.py --ckpt=smollm2 --lengths=1 --depths=0.05,0.1,0.15,0.2 --n=4 --out_dir=results/pretrained \
+  python -m analysis.passkey --ckpt=smollm2 --lengths=1 --depths=0.05,0.1,0.15,0.2 --n=4 --out_dir=results/pretrained \
     --name=smollm2_passkey_reach8k $(reuse results/pretrained/smollm2_passkey_reach8k.json)
   # ... and at 16k (one key per cell: 5 forwards of 5 minutes per variant)
   D="--ckpt=smollm2 --lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
-  python passkey.py $D --lm_infinite=True --name=smollm2_passkey_depths16k
+  python -m analysis.passkey $D --lm_infinite=True --name=smollm2_passkey_depths16k
   for s in yarn dynamic; do
-    python passkey.py $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
+    python -m analysis.passkey $D --rope_scaling=$s --rope_scale=2 --name=smollm2_passkey_depths16k_$s
   done
   # ... and at 32k, one key per depth (a forward at 32k: 8-12 CPU minutes; --reuse keeps each finished cell, so a
   # stopped run goes on where it stopped); YaRN at s = 4, the factor 32k needs
   D="--ckpt=smollm2 --lengths=4 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir=results/pretrained"
   for v in :--lm_infinite=True _yarn:--rope_scaling=yarn:--rope_scale=4 _dynamic:--rope_scaling=dynamic:--rope_scale=2; do
     n=smollm2_passkey_32k${v%%:*}
-    python passkey.py $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
+    python -m analysis.passkey $D $(opts $v) --name=$n $(reuse results/pretrained/$n.json)
   done
   # four inputs: LM-Infinite and windowed attention (up to 1x both equal plain RoPE, so they stand for it) and every
   # RoPE extension
@@ -176,23 +176,23 @@ if [ "$what" = pretrained ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=smollm2_4x --inputs=$(for v in $V; do
     printf 'results/pretrained/smollm2_4x_%s.json,' ${v%%:*}; done | sed 's/,$//')
   # the empirical receptive field at 2 L_tr, two test inputs; --recompute keeps the backward at 16k within a few GB.
-  python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
+  python -m analysis.receptive_field --ckpt=smollm2 --length=2 --n=2 --recompute=True --out_dir=results/pretrained --name=smollm2_erf
   # LM-Infinite's ceiling takes fastattn's explicit route, which reruns its query blocks in the backward; what else
   # grew (18.6 GB with 4 of the 30 layers at 16k) was freed memory that glibc's heap kept. A fixed mmap threshold
   # returns it: 1.14 and 1.37 GB with 2 and 4 layers, at about 1.7x the time
-  MALLOC_MMAP_THRESHOLD_=1048576 python receptive_field.py --ckpt=smollm2 --length=2 --n=2 --recompute=True \
+  MALLOC_MMAP_THRESHOLD_=1048576 python -m analysis.receptive_field --ckpt=smollm2 --length=2 --n=2 --recompute=True \
     --no_vanilla=True --lm_infinite=True --out_dir=results/pretrained --name=smollm2_erf_lminf
   # Algorithm 1's temperature at 2 L_tr (8 train-split inputs at L_tr for the reference, one at 16k for each of the
   # 11 temperatures: 75 minutes of one thread), then the perplexity at the temperature it picks
-  python temperature.py --ckpt=smollm2 --data_dir=data/pycode-smollm2 --split=train --lengths=2 --n=1 --n_tr=8 \
+  python -m analysis.temperature --ckpt=smollm2 --data_dir=data/pycode-smollm2 --split=train --lengths=2 --n=1 --n_tr=8 \
     --out_dir=results/pretrained --name=smollm2_temperature
   tau=$(taus results/pretrained/smollm2_temperature.json smollm2)
-  python extrapolate.py --ckpt=smollm2 --lengths=1,2 --n=1 --last_k=128 --temperature=$tau \
+  python extrapolate.py --ckpt=smollm2 --lengths=1,2 --n=1 --last_k=128 --attn_temperature=$tau \
     --out_dir=results/pretrained --name=smollm2_temperature_ppl
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
-  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
+  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench.md
-  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=smollm2 --lengths=32768 --rounds=1 --warmup=0 \
+  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=32768 --rounds=1 --warmup=0 \
     --threads=2 | tee results/pretrained/bench_32k.md
   # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
   python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
@@ -216,16 +216,16 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_ppl_all --inputs=$(for f in plain lminf yarn2 dynamic2 pi2; do
     printf 'results/pretrained/gemma3_%s.json,' $f; done | sed 's/,$//')
   # passkey by depth at 8k, 32k and 64k, one key per cell (at 64k 13 minutes a depth on one thread, 7.5 on two)
-  python passkey.py --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=1 --threads=2 --out_dir=results/pretrained \
+  python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=1 --threads=2 --out_dir=results/pretrained \
     --name=gemma3_passkey $(reuse results/pretrained/gemma3_passkey.json)
   # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process
-  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
+  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
     --threads=2 | tee results/pretrained/bench_gemma3.md
-  OMP_NUM_THREADS=2 python bench.py --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
+  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
     --threads=2 | tee results/pretrained/bench_gemma3_32k.md
   # the receptive field at 1 L_tr (one test-split input), and with the global layers windowed at 512: the local
   # layers' reach alone
-  python receptive_field.py --ckpt=gemma3 --length=1 --n=1 --recompute=True --windowed=True --windowed_at=512 \
+  python -m analysis.receptive_field --ckpt=gemma3 --length=1 --n=1 --recompute=True --windowed=True --windowed_at=512 \
     --extend_layers=global --out_dir=results/pretrained --name=gemma3_erf
 fi
 
@@ -277,7 +277,7 @@ if [ "$what" = pretrained_gpu ]; then
       lminf:--lengths=2,4:--no_vanilla=True:--lm_infinite=True dynamic2:--lengths=2,4:--rope_scaling=dynamic:--rope_scale=2 \
       plain:--lengths=2,4; do
     n=smollm2_passkey_n4_${v%%:*}
-    python passkey.py $K $(opts $v) --name=$n $(reuse $O/$n.json)
+    python -m analysis.passkey $K $(opts $v) --name=$n $(reuse $O/$n.json)
   done
   # the H100 table of results/README.md: 4 train-split inputs with 32,768 tokens of context (the CPU has since scored
   # 1x and 4x on the same draws), every extension
@@ -308,8 +308,8 @@ if [ "$what" = pretrained_gpu ]; then
   python extrapolate.py --mode=merge --out_dir=$O --name=gemma3_ppl_all --inputs=$(for f in ppl yarn4 dynamic4 pi4; do
     printf "$O/gemma3_%s.json," $f; done | sed 's/,$//')
   K="--ckpt=gemma3 --device=$D --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir=$O"
-  python passkey.py $K --lm_infinite=True --extend_layers=global --name=gemma3_passkey $(reuse $O/gemma3_passkey.json)
-  python passkey.py $K --rope_scaling=yarn --rope_scale=2 --extend_layers=global \
+  python -m analysis.passkey $K --lm_infinite=True --extend_layers=global --name=gemma3_passkey $(reuse $O/gemma3_passkey.json)
+  python -m analysis.passkey $K --rope_scaling=yarn --rope_scale=2 --extend_layers=global \
     --name=gemma3_passkey_yarn2 $(reuse $O/gemma3_passkey_yarn2.json)
 fi
 
@@ -317,11 +317,11 @@ if [ "$what" = gpu ]; then
   # GPU speed figures: FlexAttention against the other attention routes, the eval forward per encoding (the biased
   # ones take the flex route), SmolLM2 against transformers (configs/tiny.py says device=cpu: hence --device)
   mkdir -p results/gpu
-  python bench.py configs/tiny.py --device=cuda --mode=attention --lengths=4096,16384 --attn_pe=alibi --rounds=5 \
+  python -m tools.bench configs/tiny.py --device=cuda --mode=attention --lengths=4096,16384 --attn_pe=alibi --rounds=5 \
     --attn_impls=causal,sdpa_mask,flex_eager,flex_compiled,fast | tee results/gpu/attention.md
-  python bench.py configs/tiny.py --device=cuda --mode=eval --lengths=8192,32768 --rounds=3 --warmup=1 \
+  python -m tools.bench configs/tiny.py --device=cuda --mode=eval --lengths=8192,32768 --rounds=3 --warmup=1 \
     --pes=none,alibi,kerple_log,t5,rope --variants=,window,lm_infinite | tee results/gpu/eval.md
-  python bench.py --mode=pretrained --pretrained=smollm2 --device=cuda --dtype=float32 --lengths=8192,32768 --rounds=3 \
+  python -m tools.bench --mode=pretrained --pretrained=smollm2 --device=cuda --dtype=float32 --lengths=8192,32768 --rounds=3 \
     --warmup=1 | tee results/gpu/pretrained.md
 fi
 
@@ -354,7 +354,7 @@ if [ "$what" = lease ]; then
     MID="--max_iters=2 --eval_interval=2 --eval_iters=1 --n_layer=2 --n_head=2 --n_embd=32 --block_size=16 --batch_size=2"
   fi
   lease() {  # lease STEP BUDGET_S COMMAND...; what is done so far also goes to the device call's $OUT
-    python lease.py "$O" "$@"; local rc=$?
+    python -m tools.lease "$O" "$@"; local rc=$?
     [ -z "$OUT" ] || tar -czf "$OUT/lease.tgz" "$O"
     return $rc
   }
@@ -372,14 +372,14 @@ if [ "$what" = lease ]; then
   lease tests 150 python -m pytest -q -rfEs -p no:cacheprovider $XDIST $T -k cuda
   # (b) the eval forward per encoding against the unbiased kernel (targets: <= 1.5x at 32k, memory linear in length)
   P="--pes=none,alibi,kerple_log,t5,sandwich,rope,alibi+lm_infinite --data_dir=$LEASE_DATA"
-  lease eval 100 python bench.py configs/tiny.py --mode=eval --device=$D $P $EVAL --json=$O/eval.bench.json
-  lease eval_128k 120 python bench.py configs/tiny.py --mode=eval --device=$D $P $EVAL_LONG --json=$O/eval_128k.bench.json
+  lease eval 100 python -m tools.bench configs/tiny.py --mode=eval --device=$D $P $EVAL --json=$O/eval.bench.json
+  lease eval_128k 120 python -m tools.bench configs/tiny.py --mode=eval --device=$D $P $EVAL_LONG --json=$O/eval_128k.bench.json
   # (c) the training step of the thesis' config (GPT-2 vocabulary; bf16), compiled, then not; MFU against the H100
   # SXM's (and H200's) dense bf16 peak of 989 TFLOPS; lease.py puts the thesis' Table 3.4 beside the ratios
   P="--pes=none,rope,alibi,kerple_log,t5 --vocab_size=50304 --peak_tflops=989"
-  lease train_compiled 180 python bench.py configs/thesis_162m.py --mode=train --device=$D $P --compile=$COMPILE $TRAIN \
+  lease train_compiled 180 python -m tools.bench configs/thesis_162m.py --mode=train --device=$D $P --compile=$COMPILE $TRAIN \
     --json=$O/train_compiled.bench.json
-  lease train_eager 60 python bench.py configs/thesis_162m.py --mode=train --device=$D $P --compile=False $TRAIN \
+  lease train_eager 60 python -m tools.bench configs/thesis_162m.py --mode=train --device=$D $P --compile=False $TRAIN \
     --json=$O/train_eager.bench.json
   # (d) SmolLM2-135M against transformers at 8k and 32k, in bf16: transformers' float32 forward at 32k took 88,680 MiB
   # on an H200 (results/gpu/h200_pretrained.json), more than an H100 has
@@ -387,7 +387,7 @@ if [ "$what" = lease ]; then
   if [ -z "$LEASE_PRETRAINED" ] && [ -f .lease/smollm2.gguf.partab ]; then
     G=.lease/smollm2.gguf; cat .lease/smollm2.gguf.part* > $G
   fi
-  lease pretrained 60 python bench.py --mode=pretrained --pretrained=$G --device=$D --dtype=bfloat16 $PRE \
+  lease pretrained 60 python -m tools.bench --mode=pretrained --pretrained=$G --device=$D --dtype=bfloat16 $PRE \
     --json=$O/pretrained.bench.json
   # (e) the mid-scale table (configs/lease_mid.py: 25.3M parameters, 32.8M tokens per run): the next encodings or
   # seeds not trained yet, as many as the time left holds; each run trained now is scored at 1-16 L_tr under both
@@ -432,18 +432,18 @@ if [ "$what" = bench ]; then
   mkdir -p results/bench
   export OMP_NUM_THREADS=2
   TRAIN_PES=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope
-  python bench.py configs/tiny.py --mode=eval --lengths=8192,32768 --rounds=2 --warmup=1 --threads=2 \
+  python -m tools.bench configs/tiny.py --mode=eval --lengths=8192,32768 --rounds=2 --warmup=1 --threads=2 \
     --pes=none,alibi,kerple_log,kerple_biaswht,t5,sandwich --variants=,window,lm_infinite | tee results/bench/eval.md
-  python bench.py configs/tiny.py --mode=eval --lengths=2048,8192 --rounds=3 --warmup=1 --threads=2 \
+  python -m tools.bench configs/tiny.py --mode=eval --lengths=2048,8192 --rounds=3 --warmup=1 --threads=2 \
     --pes=none,rope,xpos,fire,fox,cope,kerple_3log,gauss_wht1 | tee results/bench/eval_more.md
-  python bench.py configs/tiny.py --mode=train --rounds=12 --threads=2 --pes=$TRAIN_PES | tee results/bench/train.md
-  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=train --rounds=12 --threads=1 --pes=$TRAIN_PES \
+  python -m tools.bench configs/tiny.py --mode=train --rounds=12 --threads=2 --pes=$TRAIN_PES | tee results/bench/train.md
+  OMP_NUM_THREADS=1 python -m tools.bench configs/tiny.py --mode=train --rounds=12 --threads=1 --pes=$TRAIN_PES \
     | tee results/bench/train_1thread.md
-  python bench.py configs/tiny.py --mode=attention --lengths=8192 --attn_pe=alibi --rounds=3 --threads=2 \
+  python -m tools.bench configs/tiny.py --mode=attention --lengths=8192 --attn_pe=alibi --rounds=3 --threads=2 \
     --attn_impls=causal,sdpa_mask,flex_compiled,fast | tee results/bench/attention.md
-  python bench.py configs/tiny.py --mode=attention --lengths=256 --attn_batch=16 --attn_pe=kerple_log --rounds=10 \
+  python -m tools.bench configs/tiny.py --mode=attention --lengths=256 --attn_batch=16 --attn_pe=kerple_log --rounds=10 \
     --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
-  OMP_NUM_THREADS=1 python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
+  OMP_NUM_THREADS=1 python -m tools.bench configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
     --rounds=2 --warmup=0 --threads=1 | tee results/bench/stream.md
 fi
 
@@ -485,5 +485,5 @@ if [ "$what" = thesis ]; then
       fi ;;
     esac
   done
-  python thesis.py
+  python -m analysis.thesis --out_dir=results/thesis
 fi

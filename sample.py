@@ -11,9 +11,9 @@ import time
 
 import torch
 
-from common import pick_device, precision
-from loading import get_tokenizer, load_checkpoint
-from config import ConfigError, run
+from lexgpt.common import pick_device, precision
+from lexgpt.loading import get_tokenizer, load_checkpoint
+from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     ckpt='out/tiny-alibi',      # a checkpoint file, a directory holding ckpt.pt, or a pretrained model (smollm2, .gguf, HF)

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from config import ConfigError, run
+from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     script='train.py',          # the script each run executes

@@ -22,13 +22,13 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from common import forward_backward, optimizer_step, pick_device, precision
-from corpus import data_folder, load_meta, split_path
-from loading import kind, PRETRAINED, read_checkpoint, save_checkpoint
-import config
-import pretrained
-import rope_scaling
-from config import ConfigError, run
+from lexgpt.common import forward_backward, optimizer_step, pick_device, precision
+from lexgpt.corpus import data_folder, load_meta, split_path
+from lexgpt.loading import ckpt_kind, PRETRAINED, read_checkpoint, save_checkpoint
+from lexgpt import config
+from lexgpt import pretrained
+from lexgpt import rope_scaling
+from lexgpt.config import ConfigError, run
 from model import GPTConfig, make_model
 
 DEFAULTS = dict(
@@ -191,7 +191,7 @@ def check_choices(cfg):
     for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
         value = cfg.get(key, '')
-        fine_tune = key == 'init_from' and (os.path.exists(value) or kind(value) in PRETRAINED)
+        fine_tune = key == 'init_from' and (os.path.exists(value) or ckpt_kind(value) in PRETRAINED)
         if key in cfg and cfg[key] not in allowed and not fine_tune:
             raise ConfigError(f"{key}={cfg[key]!r} is not one of {', '.join(allowed)}"
                               + (', a checkpoint to fine-tune or a pretrained model' if key == 'init_from' else ''))
@@ -247,12 +247,12 @@ def main(cfg):
 def source_checkpoint(cfg):
     """The checkpoint init_from names, as read_checkpoint gives it; a pretrained model is converted (pretrained.py) and
     its source recorded in the config that the fine-tune's checkpoints save."""
-    if kind(cfg['init_from']) not in PRETRAINED:
+    if ckpt_kind(cfg['init_from']) not in PRETRAINED:
         return read_checkpoint(cfg['init_from'])
     try:
         args, state, info = pretrained.load(cfg['init_from'], GPTConfig.__dataclass_fields__)
     except ConfigError as e:
-        if kind(cfg['init_from']) != 'hub':
+        if ckpt_kind(cfg['init_from']) != 'hub':
             raise
         raise ConfigError(f"init_from={cfg['init_from']!r} is not one of scratch, resume, auto, a checkpoint to "
                           f"fine-tune or a pretrained model here, and as a hub name: {e}") from None

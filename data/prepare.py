@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
-import config
-from corpus import ROOT
-from loading import get_tokenizer
-from pretrained import short_name
-from config import ConfigError
+from lexgpt import config
+from lexgpt.corpus import ROOT
+from lexgpt.loading import get_tokenizer
+from lexgpt.pretrained import short_name
+from lexgpt.config import ConfigError
 
 DEFAULTS = dict(
     corpus='pycode',            # pycode | kjv | openwebtext2 | arxiv | github | pg19

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from corpus import Split
+from lexgpt.corpus import Split
 from model import GPT, GPTConfig, make_model
 
 V = 64  # vocabulary of the random-token split

@@ -1,11 +1,11 @@
 """Every fast attention path equals the reference (model.attention_reference), for every encoding, with windows,
 LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients: in models whose attention moves the
-logits, and route by route on unit-scale q, k, v; the tiles of fastattn.py and both branches of sdpa_lse against a
+logits, and route by route on unit-scale q, k, v; the tiles of routes.py and both branches of sdpa_lse against a
 direct computation; on a CUDA GPU, training through FlexAttention and bf16 autocast."""
 import pytest
 import torch
 
-import fastattn
+from lexgpt import routes
 import helpers
 from model import KVCache, POSITIONAL_ENCODINGS
 
@@ -20,7 +20,7 @@ def logits(model, idx, **opts):
         return model(idx, targets=idx)[0]
 
 
-SETUPS = [dict(), dict(temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
+SETUPS = [dict(), dict(attn_temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
           dict(local=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
 
 
@@ -31,7 +31,7 @@ def test_fast_inference_equals_reference(pe, setup):
     idx = torch.randint(3, 64, (2, 70))
     idx[:, ::7] = 1  # BiPE separators
     with torch.no_grad():
-        ref = logits(model, idx, impl='plain', **SETUPS[setup])
+        ref = logits(model, idx, route='reference', **SETUPS[setup])
         fast = logits(model, idx, tile=16, **SETUPS[setup])  # 5 tiles of 16 on each side
     assert torch.allclose(fast, ref, atol=1e-4), (fast - ref).abs().max()
 
@@ -44,7 +44,7 @@ def test_attention_moves_the_logits_well_above_the_tolerance(pe):
     idx = torch.randint(3, 64, (2, 70))
     idx[:, ::7] = 1
     with torch.no_grad():
-        diff = logits(model, idx, impl='plain') - logits(model, idx, impl='plain', temperature=1e9)
+        diff = logits(model, idx, route='reference') - logits(model, idx, route='reference', attn_temperature=1e9)
     assert diff.abs().max() > 100 * 1e-4, diff.abs().max()
 
 
@@ -53,7 +53,7 @@ def test_windowed_model_fast_equals_reference(pe):
     model = tiny(pe, window=11)
     idx = torch.randint(3, 64, (1, 60))
     with torch.no_grad():
-        assert torch.allclose(logits(model, idx, tile=16), logits(model, idx, impl='plain'), atol=1e-4)
+        assert torch.allclose(logits(model, idx, tile=16), logits(model, idx, route='reference'), atol=1e-4)
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -62,9 +62,9 @@ def test_fast_training_gradients_equal_reference(pe):
     idx = torch.randint(3, 64, (2, 40))
     idx[:, ::5] = 2
     grads = []
-    for impl in ('plain', 'auto'):
+    for impl in ('reference', 'auto'):
         model = tiny(pe).train()
-        with model.attention(impl=impl):
+        with model.attention(route=impl):
             loss = model(idx, targets=idx)[1]
         loss.backward()
         grads.append((loss.detach(), {n: p.grad for n, p in model.named_parameters() if p.grad is not None}))
@@ -102,7 +102,7 @@ def test_tiles_equal_a_direct_computation(parts, window, block):
     bias = (lambda d: tb[:, :len(d)]) if 'b' in parts else None
     weight = (lambda d: tw[:, :len(d)]) if 'w' in parts else None
     pot = torch.randn(B, H, T).cumsum(-1) if 'p' in parts else None
-    out, lse = fastattn.tiled_attention(q, k, v, 0.3, bias, weight, pot, window, block, max_tiles=3)
+    out, lse = routes.tiled_attention(q, k, v, 0.3, bias, weight, pot, window, block, max_tiles=3)
     want, want_lse = direct(q, k, v, 0.3, bias, weight, pot, window)
     assert torch.allclose(out, want, atol=1e-5) and torch.allclose(lse, want_lse, atol=1e-4)
 
@@ -112,13 +112,13 @@ def test_merge_of_two_key_sets_equals_attention_over_both():
     s, v = torch.randn(2, 5, 9), torch.randn(2, 9, 4)
     s[0, 1, :4] = float('-inf')  # a row that sees nothing in the first set
     parts = [(s[..., sl].softmax(-1).nan_to_num() @ v[:, sl], s[..., sl].logsumexp(-1)) for sl in (slice(0, 4), slice(4, 9))]
-    out, lse = fastattn.merge(*parts[0], *parts[1])
+    out, lse = routes.merge(*parts[0], *parts[1])
     assert torch.allclose(out, s.softmax(-1) @ v, atol=1e-6) and torch.allclose(lse, s.logsumexp(-1), atol=1e-6)
 
 
 def flex_logits(model, idx, compiled=False, **opts):
-    """The model's logits with every attention layer through fastattn.flex, as on a GPU."""
-    real = fastattn.attend
+    """The model's logits with every attention layer through routes.flex, as on a GPU."""
+    real = routes.attend
 
     def through_flex(*args):
         is_cuda = torch.Tensor.is_cuda
@@ -127,14 +127,14 @@ def flex_logits(model, idx, compiled=False, **opts):
             return real(*args)
         finally:
             torch.Tensor.is_cuda = is_cuda
-    fastattn.attend = through_flex
-    real_flex = fastattn.flex
-    fastattn.flex = lambda *a: real_flex(*a, compiled=compiled)
+    routes.attend = through_flex
+    real_flex = routes.flex
+    routes.flex = lambda *a: real_flex(*a, compiled=compiled)
     try:
         return logits(model, idx, **opts)
     finally:
-        fastattn.attend = real
-        fastattn.flex = real_flex
+        routes.attend = real
+        routes.flex = real_flex
 
 
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
@@ -145,20 +145,20 @@ def test_flex_score_and_mask_mods_equal_reference(pe, setup, monkeypatch):
     why = no_flex_path(pe, SETUPS[setup])
     if why:
         pytest.skip(why)
-    model = tiny(pe, n_embd=64)  # head dimension 16: the least a GPU's FlexAttention takes (fastattn.route)
+    model = tiny(pe, n_embd=64)  # head dimension 16: the least a GPU's FlexAttention takes (routes.route)
     idx = torch.randint(3, 64, (2, 48))
     idx[:, ::7] = 1
-    made, real_mods = [], fastattn.flex_mods
-    monkeypatch.setattr(fastattn, 'flex_mods', lambda *a: made.append(1) or real_mods(*a))
+    made, real_mods = [], routes.flex_mods
+    monkeypatch.setattr(routes, 'flex_mods', lambda *a: made.append(1) or real_mods(*a))
     with torch.no_grad():
-        ref = logits(model, idx, impl='plain', **SETUPS[setup])
+        ref = logits(model, idx, route='reference', **SETUPS[setup])
         got = flex_logits(model, idx, **SETUPS[setup])
     assert len(made) == model.config.n_layer
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
 
 
 def no_flex_path(pe, opts):
-    """Why fastattn.route never sends a call with these options to flex on a GPU, or ''."""
+    """Why routes.route never sends a call with these options to flex on a GPU, or ''."""
     if pe in ('cope', 'fire'):
         return f"pe={pe!r} has no flex path: its logits depend on the content (CoPE) or the query position (FIRE)"
     if pe in ('none', 'learned', 'sinusoidal', 'rope', 'xpos', 'bipe_rope') and not opts.get('local'):
@@ -175,12 +175,12 @@ def test_compiled_flex_forward_on_cpu_equals_reference():
     model = tiny('kerple_biaswht', n_layer=1, n_embd=64)
     idx = torch.randint(3, 64, (1, 300))
     with torch.no_grad():
-        ref = logits(model, idx, impl='plain', local=20, n_starting=2)
+        ref = logits(model, idx, route='reference', local=20, n_starting=2)
         got = flex_logits(model, idx, compiled=True, local=20, n_starting=2)
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
 
 
-# The route each encoding takes (fastattn.route), by hand from the rules in fastattn's docstring, for: inference over
+# The route each encoding takes (routes.route), by hand from the rules in fastattn's docstring, for: inference over
 # 0..T-1, training, a window, the Λ mask, LM-Infinite (Λ mask + ceiling), an analysis hook, one decoding step with a
 # KV cache. BiPE's segment positions are not Toeplitz, so BiPE-ALiBi's table cannot be tiled under a ceiling.
 ROUTE_TABLE = {
@@ -225,7 +225,7 @@ def test_each_encoding_takes_its_route(pe):
                 hook=dict(hook=lambda *a: None))
     got = []
     for setup in ROUTE_SETUPS:
-        with fastattn.recording() as taken:
+        with routes.recording() as taken:
             if setup == 'training':
                 model.train()(idx, targets=idx)[1].backward()
                 model.eval()
@@ -255,12 +255,12 @@ def test_each_encoding_takes_its_route(pe):
 @pytest.mark.parametrize('explicit', [False, True])
 @pytest.mark.parametrize('masked', [False, True])
 def test_sdpa_lse_equals_a_direct_softmax(explicit, masked):
-    """Both branches of fastattn.sdpa_lse (the CPU flash kernel; the explicit one other devices take), causal or with
+    """Both branches of routes.sdpa_lse (the CPU flash kernel; the explicit one other devices take), causal or with
     a mask holding -inf (one row sees no key: lse -inf, output 0 in the explicit branch)."""
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 9, 8) for _ in range(3))
     mask = torch.randn(9, 9).masked_fill(torch.rand(9, 9) < 0.3, float('-inf')) if masked else None
-    out, lse = fastattn.sdpa_lse(q, k, v, mask, 0.4, causal=not masked, explicit=explicit)
+    out, lse = routes.sdpa_lse(q, k, v, mask, 0.4, causal=not masked, explicit=explicit)
     att = (q @ k.transpose(-2, -1)) * 0.4
     att = att + mask if masked else att.masked_fill(torch.ones(9, 9, dtype=torch.bool).triu(1), float('-inf'))
     seen = torch.isfinite(att).any(-1)
@@ -269,15 +269,15 @@ def test_sdpa_lse_equals_a_direct_softmax(explicit, masked):
     assert torch.allclose(lse[seen], att.logsumexp(-1)[seen], atol=1e-5)
     if explicit and masked:
         mask[4] = float('-inf')
-        out, lse = fastattn.sdpa_lse(q, k, v, mask, 0.4, causal=False, explicit=True)
+        out, lse = routes.sdpa_lse(q, k, v, mask, 0.4, causal=False, explicit=True)
         assert (lse[..., 4] == float('-inf')).all() and (out[..., 4, :] == 0).all()
 
 
 @pytest.mark.parametrize('parts', ['', 'b', 'p'])
 def test_tiles_through_the_explicit_kernel_equal_a_direct_computation(parts, monkeypatch):
     """tiled_attention as a GPU runs it: every SDPA tile through sdpa_lse's explicit branch."""
-    real = fastattn.sdpa_lse
-    monkeypatch.setattr(fastattn, 'sdpa_lse', lambda *a, **kw: real(*a, **kw, explicit=True))
+    real = routes.sdpa_lse
+    monkeypatch.setattr(routes, 'sdpa_lse', lambda *a, **kw: real(*a, **kw, explicit=True))
     torch.manual_seed(0)
     B, H, T, D = 2, 3, 75, 8
     q, k, v = [torch.randn(B, H, T, D) for _ in range(3)]
@@ -285,7 +285,7 @@ def test_tiles_through_the_explicit_kernel_equal_a_direct_computation(parts, mon
     bias = (lambda d: tb[:, :len(d)]) if 'b' in parts else None
     pot = torch.randn(B, H, T).cumsum(-1) if 'p' in parts else None
     for window in (0, 23):
-        out, lse = fastattn.tiled_attention(q, k, v, 0.3, bias, None, pot, window, 16)
+        out, lse = routes.tiled_attention(q, k, v, 0.3, bias, None, pot, window, 16)
         want, want_lse = direct(q, k, v, 0.3, bias, None, pot, window)
         assert torch.allclose(out, want, atol=1e-5) and torch.allclose(lse, want_lse, atol=1e-4)
 
@@ -298,8 +298,8 @@ def test_lm_infinite_under_bf16_autocast_takes_tiled_near_the_float32_reference(
     idx = torch.randint(3, 64, (2, 80))
     opts = dict(local=16, n_starting=2, ceiling=16)
     with torch.no_grad():
-        want = logits(model, idx, impl='plain', **opts)
-        with torch.autocast('cpu', dtype=torch.bfloat16), fastattn.recording() as taken:
+        want = logits(model, idx, route='reference', **opts)
+        with torch.autocast('cpu', dtype=torch.bfloat16), routes.recording() as taken:
             got = logits(model, idx, **opts)
     assert 'tiled' in taken, taken
     assert torch.isfinite(got).all() and (got.float() - want).abs().max() < 0.05 * want.abs().max()
@@ -325,10 +325,10 @@ def test_cuda_training_through_flex_equals_reference(pe, opts):
     model = tiny(pe, n_embd=64).cuda().train()  # head dimension 16, the least FlexAttention compiles for
     idx = torch.randint(3, 64, (2, 80), device='cuda')
     idx[:, ::7] = 1
-    with fastattn.recording() as taken:
+    with routes.recording() as taken:
         l1, g1 = loss_and_grads(model, idx, **opts)
     assert 'flex' in taken or not opts and pe == 'rope', taken
-    l2, g2 = loss_and_grads(model, idx, impl='plain', **opts)
+    l2, g2 = loss_and_grads(model, idx, route='reference', **opts)
     assert torch.allclose(l1, l2, atol=1e-4) and g1.keys() == g2.keys()
     assert {n for n, _ in model.named_parameters() if n.startswith('pe.')} <= g1.keys()  # positional ones too
     for n in g1:
@@ -344,10 +344,10 @@ def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
     idx = torch.randint(3, 64, (2, 80), device='cuda')
     idx[:, ::7] = 1
     with torch.no_grad():
-        ref = logits(model, idx, impl='plain')
+        ref = logits(model, idx, route='reference')
         with torch.autocast('cuda', dtype=torch.bfloat16):
             fast = logits(model, idx, local=16, n_starting=2), logits(model, idx)
-        ref_lambda = logits(model, idx, impl='plain', local=16, n_starting=2)
+        ref_lambda = logits(model, idx, route='reference', local=16, n_starting=2)
     for got, want in zip(fast, (ref_lambda, ref)):
         assert torch.isfinite(got).all() and (got.float() - want).abs().max() < 0.05 * want.abs().max()
     model.train()
@@ -355,7 +355,7 @@ def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
         loss = model(idx, targets=idx)[1]
     loss.backward()
     with torch.no_grad():
-        want = logits(model.eval(), idx, impl='plain')
+        want = logits(model.eval(), idx, route='reference')
     assert abs(loss.item() - torch.nn.functional.cross_entropy(want.flatten(0, 1), idx.flatten()).item()) < 0.05
     assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)
 
@@ -367,11 +367,11 @@ def test_cuda_head_dimension_8_leaves_flex_and_equals_reference(pe):
     the 8 of the tiny test models): such a model takes another route, with the reference's logits."""
     model = tiny(pe).cuda()
     idx = torch.randint(3, 64, (2, 80), device='cuda')
-    with torch.no_grad(), fastattn.recording() as taken:
+    with torch.no_grad(), routes.recording() as taken:
         got = logits(model, idx, local=16, n_starting=2)
     assert 'flex' not in taken, taken
     with torch.no_grad():
-        want = logits(model, idx, impl='plain', local=16, n_starting=2)
+        want = logits(model, idx, route='reference', local=16, n_starting=2)
     assert torch.allclose(got, want, atol=1e-4)
 
 
@@ -379,6 +379,6 @@ def test_cuda_head_dimension_8_leaves_flex_and_equals_reference(pe):
 def test_cuda_sdpa_lse_equals_the_cpu_kernel():
     torch.manual_seed(0)
     q, k, v = (torch.randn(2, 3, 33, 8) for _ in range(3))
-    want = fastattn.sdpa_lse(q, k, v, None, 0.4, causal=True)
-    got = fastattn.sdpa_lse(q.cuda(), k.cuda(), v.cuda(), None, 0.4, causal=True)
+    want = routes.sdpa_lse(q, k, v, None, 0.4, causal=True)
+    got = routes.sdpa_lse(q.cuda(), k.cuda(), v.cuda(), None, 0.4, causal=True)
     assert all(torch.allclose(a.cpu(), b, atol=1e-5) for a, b in zip(got, want))

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-import config
+from lexgpt import config
 import train
 from test_train import ROOT, small_cfg
 
@@ -92,11 +92,14 @@ CASES = [
 ]
 
 
+MODULES = dict(bench='tools.bench', passkey='analysis.passkey', kernels='analysis.kernels')
+
+
 def error_line(monkeypatch, script, argv):
     """Run `python <script>.py argv` through its entry point -> the message it exits with."""
-    mod = importlib.import_module(script)
+    mod = importlib.import_module(MODULES.get(script, script))
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(sys, 'argv', [f'{script}.py'] + argv)
+    monkeypatch.setattr(sys, 'argv', [mod.__file__] + argv)
     with pytest.raises(SystemExit) as e:
         config.run(mod.main, mod.DEFAULTS, mod.__doc__, other_file_keys=script == 'bench')
     return e.value.code

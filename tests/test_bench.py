@@ -5,9 +5,7 @@ import json
 import pytest
 import torch
 
-import bench
-
-
+from tools import bench
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
 @pytest.mark.parametrize('pe', ['alibi', 'kerple_log', 't5'])
 @pytest.mark.parametrize('impl', ['sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'fast'])
@@ -53,7 +51,7 @@ def test_modes_run_on_a_tiny_model(mode, extra, capsys, tmp_path):
         names = ('none', 'alibi', 'kerple_log', 'alibi+lm_infinite', 'kerple_log+lm_infinite')
         assert set(out) == {(name, T) for name in names for T in (32, 64)}
         assert out['none', 32]['ratio'] == 1.0
-        # the table names the route each forward took (fastattn.route)
+        # the table names the route each forward took (routes.route)
         assert '| none | causal |' in printed and '| alibi | tiled |' in printed and '| kerple_log+lm_infinite | tiled |' in printed
         assert {(r['name'], r['T'], r['route']) for r in saved['results'] if r['name'] == 'alibi'} == {('alibi', 32, 'tiled'), ('alibi', 64, 'tiled')}
     else:

@@ -6,8 +6,8 @@ import sys
 import pytest
 import torch
 
-import loading
-from config import ConfigError
+from lexgpt import loading
+from lexgpt.config import ConfigError
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

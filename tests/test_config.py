@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from config import ConfigError, parse_config
+from lexgpt.config import ConfigError, parse_config
 
 DEFAULTS = dict(out_dir='out', max_iters=100, learning_rate=6e-4, compile=False, pe='alibi', vocab_size=None,
                 sep=(46, 10))

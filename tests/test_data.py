@@ -11,10 +11,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-import loading
-import corpus
-
-from config import ConfigError, parse_config
+from lexgpt import loading
+from lexgpt import corpus
+from lexgpt.config import ConfigError, parse_config
 from data import prepare
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -13,10 +13,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import evaluation
-import corpus
+from lexgpt import evaluation
+from lexgpt import corpus
 import extrapolate as ex
-from config import ConfigError, parse_config
+from lexgpt.config import ConfigError, parse_config
 from helpers import V, direct_ce, make_split, save_ckpt, save_split, tiny
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -30,7 +30,7 @@ def plain_window_losses(model, tokens, s, L):
     """RegularGPT's per-token losses of tokens[s:s+L] -> tokens[s+1:s+L+1] by its dense reference implementation."""
     x = torch.from_numpy(tokens[s:s + L + 1].astype(np.int64))[None]
     with torch.no_grad():
-        return model(x[:, :-1], targets=x[:, 1:], reduction='none', impl='plain')[1][0].double().numpy()
+        return model(x[:, :-1], targets=x[:, 1:], reduction='none', regular_impl='plain')[1][0].double().numpy()
 
 
 # ------------------------------------------------------------------------------------------------ protocols
@@ -187,7 +187,8 @@ def test_ppl_end_to_end(tmp_path):
 
 def test_seed_groups_show_mean_and_sample_std(tmp_path):
     data = save_split(tmp_path, make_split())
-    paths = [save_ckpt(tmp_path, tiny('alibi', seed=s), f'alibi-s{s}') for s in range(3)]
+    for s in range(3):
+        save_ckpt(tmp_path, tiny("alibi", seed=s), f"alibi-s{s}")
     save_ckpt(tmp_path, tiny('t5'), 't5-s0')
     out = tmp_path / 'res'
     res = ex.main(cfg(ckpt=[str(tmp_path / 'alibi-s*'), str(tmp_path / 't5-s0')], data_dir=data, lengths=[1, 2],
@@ -310,12 +311,12 @@ def test_ppl_sliding_with_a_temperature_per_length(tmp_path):
     data = save_split(tmp_path, make_split())
     k = save_ckpt(tmp_path, tiny('kerple_log'), 'k')
     rows = ex.main(cfg(ckpt=[k], data_dir=data, protocol='sliding', lengths=[1, 2], max_tokens=256,
-                       temperature='2:0.9', out_dir=str(tmp_path / 'res')))['results']
+                       attn_temperature='2:0.9', out_dir=str(tmp_path / 'res')))['results']
     got = {(r['variant'], r['mult']): r['loss'] for r in rows}
     # 'tau(L)' is 1.0 at lengths it does not name, and 0.9 at 2x
     assert got[('tau(L)', 1)] == pytest.approx(got[('vanilla', 1)], abs=1e-9)
     model = tiny('kerple_log')
-    with model.attention(temperature=0.9):
+    with model.attention(attn_temperature=0.9):
         want = ex.sliding_losses(model, corpus.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
     assert got[('tau(L)', 2)] == pytest.approx(want, abs=1e-9) and got[('tau(L)', 2)] != got[('vanilla', 2)]
     assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']
@@ -328,7 +329,7 @@ def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_
     split = corpus.load_split(data, 'test')
     ends, _ = corpus.draw_ends(split, 64, 5, seed=1337)
     model = tiny('regular')
-    want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends])
+    want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], regular_impl='plain') for e in ends])
     got = {(r['variant'], r['mult']): r for r in rows}
     assert got[('vanilla', 4)]['loss'] == pytest.approx(want, abs=1e-5)
     assert got[('windowed@L_tr', 4)]['loss'] is None and "regular_impl='plain'" in capsys.readouterr().out
@@ -337,7 +338,7 @@ def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_
                        out_dir=str(tmp_path)))['results']
     windowed = next(r for r in rows if r['variant'] == 'windowed@L_tr')
     with model.attention(local=16):
-        want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], impl='plain') for e in ends])
+        want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], regular_impl='plain') for e in ends])
     assert windowed['loss'] == pytest.approx(want, abs=1e-5)
 
 
@@ -373,7 +374,7 @@ def test_position_loss_is_the_mean_over_segments_at_each_position(tmp_path, pe):
     (['--lengths=1,two'], "config key 'lengths' in --lengths=1,two must be of type float"),
     (['--lengths=1,-2'], "length multiple -2 x L_tr=16 gives -32 tokens"),
     (['--n=-1'], "n=-1 must be an integer >= 0"),
-    (['--temperature=hot'], "bad temperature 'hot'"),
+    (['--attn_temperature=hot'], "bad attn_temperature 'hot'"),
     (['--ckpt=no/such/run'], "no checkpoint at 'no/such/run'"),
 ])
 def test_bad_input_names_the_bad_value(tmp_path, argv, message):

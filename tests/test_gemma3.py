@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-import pretrained
-from config import ConfigError
-from evaluation import last_positions
-from loading import get_tokenizer
+from lexgpt import pretrained
+from lexgpt.config import ConfigError
+from lexgpt.evaluation import last_positions
+from lexgpt.loading import get_tokenizer
 from model import GPT, KVCache
-from streaming import stream_chunks, stream_losses
+from lexgpt.streaming import stream_chunks, stream_losses
 
 transformers = pytest.importorskip('transformers')
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-import kernels
-from config import ConfigError
+from analysis import kernels
+from lexgpt.config import ConfigError
 from helpers import save_ckpt, tiny
 
 

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import helpers
-from fastattn import allowed_keys, keys_seen
+from model import allowed_keys, keys_seen
 from model import GPT, GPTConfig
 
 
@@ -100,7 +100,7 @@ def test_yarn_ramp_is_linear_in_the_pair_index_between_32_and_1_turns():
                           (q * k).sum() * (0.1 * math.log(s) + 1) ** 2, atol=1e-5)
 
 
-@pytest.mark.parametrize('impl', ['plain', 'auto'])
+@pytest.mark.parametrize('impl', ['reference', 'auto'])
 def test_yarn_under_the_distance_ceiling_scales_q_and_k_once(impl):
     """LM-Infinite's ceiling scores a far key as if it were c away; YaRN's factor on q and k must still enter q.k
     once each: logit(m, n) = (0.1 ln s + 1)^2 (R_m q).(R_n' k) / sqrt(D), n' = m - min(m - n, c), q and k rotated
@@ -111,7 +111,7 @@ def test_yarn_under_the_distance_ceiling_scales_q_and_k_once(impl):
     seen = {}
     with torch.no_grad():
         model.transformer.h[0].attn.c_attn.weight.mul_(10)  # logits of order 1: attention far from uniform
-        with model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), ceiling=c, impl=impl):
+        with model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), ceiling=c, route=impl):
             model(idx, targets=idx)
         attn = model.transformer.h[0].attn
         q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, T, 3, 4, D).permute(2, 0, 3, 1, 4)
@@ -136,10 +136,10 @@ def test_yarn_with_lm_infinite_fast_equals_reference(opts):
     idx = torch.randint(0, 64, (2, 60))
     out = {}
     with torch.no_grad():
-        for impl in ('plain', 'auto'):
-            with model.attention(impl=impl, tile=16, **opts):
+        for impl in ('reference', 'auto'):
+            with model.attention(route=impl, tile=16, **opts):
                 out[impl] = model(idx, targets=idx)[0]
-    assert torch.allclose(out['auto'], out['plain'], atol=1e-4), (out['auto'] - out['plain']).abs().max()
+    assert torch.allclose(out['auto'], out['reference'], atol=1e-4), (out['auto'] - out['reference']).abs().max()
 
 
 def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
@@ -222,7 +222,7 @@ def test_fire_bias_in_the_attention_logits_is_the_formula():
     + b2 (Li et al. 2023, eq. 10 and the paper's code), by hand in float64 from the module's parameters, against
     the reference attention logits of zero q and k, whose only term is the bias. L = 5.5 lies among the 12 query
     positions, so both sides of max(L, m) are exercised."""
-    from model import AttnCall, AttnOptions, logits as attn_logits
+    from model import AttnCall, AttnOptions, scores as attn_logits
     model = tiny('fire', n_head=4, n_embd=32)
     pe = model.pe
     with torch.no_grad():
@@ -299,7 +299,7 @@ def test_ssmax_scales_logits_by_s_log_keys_seen():
         model.transformer.h[0].attn.ssmax.copy_(torch.tensor([0.5, 1.0, 1.5, 2.0]))
     idx = torch.randint(0, 64, (1, 12))
     seen = {}
-    with torch.no_grad(), model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), impl='plain'):
+    with torch.no_grad(), model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), route='reference'):
         model(idx)
     attn = model.transformer.h[0].attn
     with torch.no_grad():
@@ -310,10 +310,10 @@ def test_ssmax_scales_logits_by_s_log_keys_seen():
     assert torch.allclose(seen['p'][0], want, atol=1e-5)
 
 
-@pytest.mark.parametrize('windows', [[], [(0, 5)], [(3, 5)], [(2, 40)]])
-def test_keys_seen_counts_the_allowed_keys(windows):
+@pytest.mark.parametrize('mask_rules', [[], [(0, 5)], [(3, 5)], [(2, 40)]])
+def test_keys_seen_counts_the_allowed_keys(mask_rules):
     qi = torch.arange(30)
-    assert torch.equal(keys_seen(qi, windows), allowed_keys(qi, qi, windows).sum(-1).float())
+    assert torch.equal(keys_seen(qi, mask_rules), allowed_keys(qi, qi, mask_rules).sum(-1).float())
 
 
 def test_randomized_positions_with_a_kv_cache_are_the_token_order():

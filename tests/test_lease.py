@@ -10,14 +10,13 @@ import sys
 
 import pytest
 
-import lease
-
+from tools import lease
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STEPS = {'tests': 'python -m pytest', 'eval': 'python bench.py configs/tiny.py --mode=eval',
-         'eval_128k': 'python bench.py configs/tiny.py --mode=eval',
-         'train_compiled': 'python bench.py configs/thesis_162m.py --mode=train',
-         'train_eager': 'python bench.py configs/thesis_162m.py --mode=train',
-         'pretrained': 'python bench.py --mode=pretrained', 'mid_sinusoidal-s0': 'python train.py configs/lease_mid.py'}
+STEPS = {'tests': 'python -m pytest', 'eval': 'python -m tools.bench configs/tiny.py --mode=eval',
+         'eval_128k': 'python -m tools.bench configs/tiny.py --mode=eval',
+         'train_compiled': 'python -m tools.bench configs/thesis_162m.py --mode=train',
+         'train_eager': 'python -m tools.bench configs/thesis_162m.py --mode=train',
+         'pretrained': 'python -m tools.bench --mode=pretrained', 'mid_sinusoidal-s0': 'python train.py configs/lease_mid.py'}
 
 
 def dry_run(out, llama, **env):
@@ -46,7 +45,7 @@ def test_every_step_writes_its_json_and_markdown_with_its_command(dry):
         with open(root / 'out' / f'{step}.json') as f:
             rec = json.load(f)
         assert rec['status'] == 'done', (step, rec['output_tail'])
-        assert rec['command'] == f"python lease.py {root / 'out'} {step} {rec['budget_s']} {rec['step_command']}"
+        assert rec['command'] == f"python -m tools.lease {root / 'out'} {step} {rec['budget_s']} {rec['step_command']}"
         assert rec['step_command'].startswith(command) and rec['dry_run'] and rec['machine']['python']
         assert rec['corpus']['source'].startswith(f'Python {sys.version.split()[0]} stdlib')  # which stdlib it was
         assert (root / 'out' / f'{step}.md').read_text().startswith(f'# {step}: done')

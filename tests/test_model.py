@@ -179,7 +179,7 @@ def test_fast_attention_equals_plain_reference(pe, window):
     T = 16 if pe == 'learned' else 50
     idx = torch.randint(0, 64, (2, T))
     with torch.no_grad():
-        with model.attention(impl='plain'):
+        with model.attention(route='reference'):
             ref = all_logits(model, idx)
         with model.attention(block_elems=2 * 4 * 50 * 7):  # forces query blocks of 16 rows
             fast = all_logits(model, idx)
@@ -217,7 +217,7 @@ def test_attention_hook_temperature_and_lambda_mask():
         with model.attention(hook=hook):
             all_logits(model, idx)
         base = seen[1][0].amax(-1).mean()
-        with model.attention(hook=hook, temperature=0.5):
+        with model.attention(hook=hook, attn_temperature=0.5):
             all_logits(model, idx)
         assert seen[1][0].amax(-1).mean() > base
     with pytest.raises(ValueError, match="unknown attention option"):
@@ -307,7 +307,7 @@ def test_generate_far_beyond_block_size_with_bounded_cache():
 
 def lambda_logits(model, idx, local, n_starting):
     """The last position's logits of a full forward under the Λ mask: what a bounded cache must reproduce."""
-    with torch.no_grad(), model.attention(local=local, n_starting=n_starting, impl='plain'):
+    with torch.no_grad(), model.attention(local=local, n_starting=n_starting, route='reference'):
         return all_logits(model, idx)[:, -1]
 
 

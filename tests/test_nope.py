@@ -3,8 +3,8 @@ the causal attention put them."""
 import numpy as np
 import pytest
 
-import nope
-from config import ConfigError
+from analysis import nope
+from lexgpt.config import ConfigError
 
 
 def test_nope_variance_matches_lemma_2_3_on_the_random_model():

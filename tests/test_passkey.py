@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-import passkey as pk
-from config import ConfigError
+from analysis import passkey as pk
+from lexgpt.config import ConfigError
 from helpers import save_ckpt, tiny
 
 
@@ -68,7 +68,7 @@ def test_passkey_scoring_with_a_copying_oracle_and_a_uniform_model(style):
 def test_main_scores_every_cell_and_refuses_bad_settings(tmp_path):
     paths = [save_ckpt(tmp_path, tiny('kerple_log', vocab_size=256, block_size=64), 'k'),
              save_ckpt(tmp_path, tiny('regular', vocab_size=256, block_size=64), 'r')]
-    cfg = dict(pk.DEFAULTS, ckpt=paths, lengths=[4], depths=[0, 1], n=2, temperature='0.9', out_dir=str(tmp_path / 'res'))
+    cfg = dict(pk.DEFAULTS, ckpt=paths, lengths=[4], depths=[0, 1], n=2, attn_temperature='0.9', out_dir=str(tmp_path / 'res'))
     out = pk.main(cfg)
     assert sorted(p.name for p in (tmp_path / 'res').iterdir()) == ['passkey.json', 'passkey.md', 'passkey.png']
     assert [(r['ckpt'], r['variant']) for r in out] == [('k', 'vanilla'), ('k', 'tau=0.9'), ('r', 'vanilla'),

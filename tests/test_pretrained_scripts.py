@@ -11,20 +11,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import bench
-import common
-import loading
-import corpus
+from tools import bench
+from lexgpt import common
+from lexgpt import loading
+from lexgpt import corpus
 import extrapolate
-import kernels
-import passkey
-import pretrained
-import receptive_field
+from analysis import kernels
+from analysis import passkey
+from lexgpt import pretrained
+from analysis import receptive_field
 import sample
-import temperature
+from analysis import temperature
 import train
-import config
-from config import ConfigError
+from lexgpt import config
+from lexgpt.config import ConfigError
 from data import prepare
 from model import GPT, GPTConfig, KVCache
 
@@ -72,18 +72,18 @@ def theirs(folder):
 def test_aliases_and_what_a_checkpoint_name_is(llama, tmp_path):
     """loading.kind, the one place that decides what a name loads as."""
     folder, _ = llama
-    assert (loading.kind(folder), loading.kind('x/model.gguf'), loading.kind('smollm2')) == ('folder', 'gguf', 'alias')
+    assert (loading.ckpt_kind(folder), loading.ckpt_kind('x/model.gguf'), loading.ckpt_kind('smollm2')) == ('folder', 'gguf', 'alias')
     assert pretrained.locate(folder) == folder
     assert pretrained.short_name(folder) == 'tiny-llama' and pretrained.short_name('a/b.Q4_1.gguf') == 'b.Q4_1'
     os.makedirs(tmp_path / 'run')
     (tmp_path / 'run' / 'ckpt.pt').write_bytes(b'')
-    assert loading.kind(str(tmp_path / 'run')) == 'checkpoint'  # train.py's folder, even beside a config.json
+    assert loading.ckpt_kind(str(tmp_path / 'run')) == 'checkpoint'  # train.py's folder, even beside a config.json
     (tmp_path / 'run' / 'config.json').write_text('{}')
-    assert loading.kind(str(tmp_path / 'run')) == 'checkpoint'
+    assert loading.ckpt_kind(str(tmp_path / 'run')) == 'checkpoint'
     # hub names: org/name, and bare ones such as nanoGPT's gpt2; a path under a folder here, or a glob, is ours
-    assert loading.kind('Qwen/Qwen2.5-0.5B') == loading.kind('gpt2') == 'hub'
+    assert loading.ckpt_kind('Qwen/Qwen2.5-0.5B') == loading.ckpt_kind('gpt2') == 'hub'
     for ours in ('tests/no-such-run', 'out/lm/rope-s*', 'no/such/run', 'model.pt', str(tmp_path / 'run' / 'ckpt.pt')):
-        assert loading.kind(ours) == 'checkpoint', ours
+        assert loading.ckpt_kind(ours) == 'checkpoint', ours
     try:
         path = pretrained.locate('smollm2')
     except ConfigError as e:  # the package is not installed: the error says how to get it
@@ -130,7 +130,7 @@ def test_extrapolate_last_token_loss_equals_transformers(llama, tmp_path):
     ends, _ = corpus.draw_ends(split, 64, 3, extrapolate.DEFAULTS['seed'])
     ref = theirs(folder)
     for L in (16, 64):
-        x, y = corpus.windows(split.tokens, ends - L, L)
+        x, y = corpus.slices(split.tokens, ends - L, L)
         with torch.no_grad():
             loss = F.cross_entropy(ref(x).logits[:, -4:].reshape(-1, V), y[:, -4:].reshape(-1))
         assert rows[('vanilla', L)]['loss'] == pytest.approx(loss.item(), abs=1e-5)

@@ -9,10 +9,11 @@ machine that has the checkpoints and none of the results: every step runs in ful
 could harm. A JSON's command then has to be one of the lines listed, up to two options that do not change what is
 measured: --reuse (present or not depending on whether the JSON existed before; the rows it keeps were made with
 the same settings, which extrapolate.py and passkey.py check) and --threads (torch's CPU threads, a speed setting);
-and a lease step's budget (`python lease.py DIR STEP BUDGET ...`), which says how long the step may run, not what
+and a lease step's budget (`python -m tools.lease DIR STEP BUDGET ...`), which says how long the step may run, not what
 it measures: a step that ran out of time keeps its JSON until a lease with a longer budget measures it again.
 """
 import difflib
+import itertools
 import json
 import os
 import re
@@ -24,6 +25,30 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IGNORED = ('--reuse=', '--threads=')
+# #57 moved the analyses to analysis/ and the tools to tools/, run with -m, and made every script's default output
+# out/; thesis.py's default had been results/thesis. A JSON whose run predates that records its command as
+# rewritten by this rule alone (in `command`, the old one in `command_rewritten_from`): the code it ran is the same.
+MOVED = {**{f'python {m}.py': f'python -m analysis.{m}'
+            for m in ('kernels', 'receptive_field', 'temperature', 'nope', 'passkey', 'thesis')},
+         'python bench.py': 'python -m tools.bench', 'python lease.py': 'python -m tools.lease'}
+DEFAULT_OUT = {'python -m analysis.thesis': 'results/thesis'}
+
+
+# ... and renamed the attention's temperature option (sample.py's --temperature is the sampling one)
+RENAMED = {'--temperature=': '--attn_temperature='}
+
+
+def rewritten(command):
+    """A command line as it reads after #57: the new module path, the old default folder named, the new option names."""
+    for old, new in MOVED.items():
+        command = re.sub(rf'(^| ){re.escape(old)}(?= |$)', rf'\g<1>{new}', command)
+    if command.startswith(('python extrapolate.py', 'python -m analysis.passkey', 'python -m analysis.receptive_field')):
+        for old, new in RENAMED.items():
+            command = command.replace(' ' + old, ' ' + new)
+    for head, out in DEFAULT_OUT.items():
+        if command.startswith(head) and '--out_dir=' not in command:
+            command += f' --out_dir={out}'
+    return command
 
 # sourced before results.sh; $1 of the script is the step. `builtin [` is the real test inside the override.
 PRELUDE = r'''
@@ -76,7 +101,7 @@ def dry_run(root, scratch):
 def normal(command):
     """A command line without the options that do not change what is measured, its --key=value options sorted:
     config.py reads them in any order (the last of a repeated key wins, so then the order stays)."""
-    command = re.sub(r'^(python lease\.py \S+ \S+) \d+ ', r'\1 ', command)
+    command = re.sub(r'^(python -m tools\.lease \S+ \S+) \d+ ', r'\1 ', command)
     words = [a for a in command.split() if not a.startswith(IGNORED)]
     head = [a for a in words if not a.startswith('--')]  # python, the script, config files
     keys = [a.split('=', 1)[0] for a in words if a.startswith('--')]
@@ -110,6 +135,8 @@ def problems(root, commands):
         command = data.get('command') if isinstance(data, dict) else None
         if not isinstance(command, str):
             bad.append(f"{path}: records no command")
+        elif 'command_rewritten_from' in data and rewritten(data['command_rewritten_from']) != command:
+            bad.append(f"{path}: `{command}` is not what the move's rule makes of `{data['command_rewritten_from']}`")
         elif normal(command) not in known:
             near = difflib.get_close_matches(normal(command), known, n=1, cutoff=0)
             bad.append(f"{path}: `{command}` is not a command of results.sh (nearest: `{near[0] if near else ''}`)")
@@ -126,7 +153,7 @@ def test_dry_run_lists_every_step(commands):
     assert {'lm', 'regular', 'regular_runs', 'thesis'} <= set(commands)
     lm = ' '.join(commands['lm'])
     assert '--out_dir=results/ppl' in lm and '--reuse=' not in lm  # outputs are absent in the dry run
-    assert any(c.startswith('python thesis.py') for c in commands['thesis'])
+    assert any(c.startswith('python -m analysis.thesis') for c in commands['thesis'])
     # loops expand: one regular_lang.py line per run of the Table 6.1 grid
     assert sum('regular_lang.py --task=' in c for c in commands['regular_runs']) > 100
 
@@ -155,3 +182,42 @@ def test_normal_form():
         normal('python extrapolate.py --name=b --n=1')
     assert normal('python train.py c.py --n=1 --n=2') != normal('python train.py c.py --n=2 --n=1')
     assert normal('python a.py --n=1') != normal('python b.py --n=1')
+
+
+def test_a_rewritten_command(tmp_path, commands):
+    """The move's rule on real lines, and a JSON whose `command` is not what the rule makes of its old one."""
+    assert rewritten('python kernels.py --ckpt=a --out_dir=results/kernels') == \
+        'python -m analysis.kernels --ckpt=a --out_dir=results/kernels'
+    assert rewritten('python thesis.py') == 'python -m analysis.thesis --out_dir=results/thesis'
+    assert rewritten('python lease.py results/gpu/lease eval 100 python bench.py configs/tiny.py') == \
+        'python -m tools.lease results/gpu/lease eval 100 python -m tools.bench configs/tiny.py'
+    assert rewritten('python extrapolate.py --temperature_bench.py=1') == 'python extrapolate.py --temperature_bench.py=1'
+    assert rewritten('python extrapolate.py --ckpt=a --temperature=2:0.9') == \
+        'python extrapolate.py --ckpt=a --attn_temperature=2:0.9'
+    assert rewritten('python sample.py --temperature=0') == 'python sample.py --temperature=0'
+    (tmp_path / 'results').mkdir()
+    good = dict(command='python -m analysis.thesis --out_dir=results/thesis', command_rewritten_from='python thesis.py')
+    (tmp_path / 'results' / 'good.json').write_text(json.dumps(good))
+    (tmp_path / 'results' / 'bad.json').write_text(json.dumps(dict(good, command_rewritten_from='python nope.py')))
+    bad = problems(str(tmp_path), commands)
+    assert len(bad) == 1 and bad[0].startswith('results/bad.json') and 'python nope.py' in bad[0], bad
+
+
+def test_no_script_writes_into_results_by_default():
+    """Only results.sh writes results/ (it names --out_dir): a script's default output folder lies under out/."""
+    scripts = ['extrapolate.py', 'regular_lang.py', 'train.py', 'sample.py', 'sweep.py'] + \
+        [os.path.join(d, f) for d in ('analysis', 'tools') for f in sorted(os.listdir(os.path.join(ROOT, d)))
+         if f.endswith('.py') and f != '__init__.py']
+    found = []
+    for path in scripts:
+        with open(os.path.join(ROOT, path)) as f:
+            text = f.read()
+        for m in re.finditer(r"^\s+(out_dir|json|name)=(['\"])(.*?)\2", text, re.M):
+            if m.group(3).startswith('results'):
+                found.append(f"{path}: {m.group(1)}={m.group(3)!r}")
+        found += [f"{path}: {m.group(0)}" for m in re.finditer(r"os\.path\.join\('results'", text)]
+    assert not found, found
+    import extrapolate
+    for mode, protocol in itertools.product(extrapolate.MODES, extrapolate.PROTOCOLS):
+        folder = extrapolate.output_folder(dict(extrapolate.DEFAULTS, mode=mode, protocol=protocol))
+        assert folder.split(os.sep)[0] == 'out', (mode, protocol, folder)

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-import evaluation
-import corpus
+from lexgpt import evaluation
+from lexgpt import corpus
 import model as model_module
-import receptive_field as rf
+from analysis import receptive_field as rf
 from helpers import make_split, save_ckpt, save_split, tiny
 
 
@@ -54,22 +54,22 @@ def test_recompute_gives_the_same_gradient_and_reruns_each_block(pe, extra):
 def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blocks(monkeypatch):
     """LM-Infinite's rotary ceiling takes fastattn's explicit route under a gradient. Past 16 query blocks' worth of
     probabilities (here: small blocks) each block keeps only q, k, v and is rerun in the backward: every block's
-    logits are computed twice, and the gradient equals the reference's (impl='plain')."""
+    logits are computed twice, and the gradient equals the reference's (route='reference')."""
     model, split, L = tiny('rope'), make_split(), 32
     ends, _ = corpus.draw_ends(split, L, 3, seed=7)
-    calls, real = [], model_module.logits
-    monkeypatch.setattr(model_module, 'logits', lambda *a: calls.append(1) or real(*a))
+    calls, real = [], model_module.scores
+    monkeypatch.setattr(model_module, 'scores', lambda *a: calls.append(1) or real(*a))
     runs = {}
-    for impl, block_elems in [('plain', 1 << 22), ('auto', 1 << 22), ('auto', 64)]:
+    for impl, block_elems in [('reference', 1 << 22), ('auto', 1 << 22), ('auto', 64)]:
         calls.clear()
-        with model.attention(local=16, n_starting=2, ceiling=8, impl=impl, block_elems=block_elems):
+        with model.attention(local=16, n_starting=2, ceiling=8, route=impl, block_elems=block_elems):
             runs[impl, block_elems] = rf.receptive_field(model, split.tokens, ends, L), len(calls)
     n_layer = model.config.n_layer
     assert runs['auto', 1 << 22][1] == n_layer  # one query block per layer, not rerun
     blocks = -(-L // 16) * n_layer  # block_elems=64 gives query_blocks' smallest blocks, 16 queries each
     assert runs['auto', 64][1] == 2 * blocks, (runs['auto', 64][1], blocks)
     for key in [('auto', 1 << 22), ('auto', 64)]:
-        assert np.allclose(runs[key][0], runs['plain', 1 << 22][0], rtol=1e-6, atol=1e-10)
+        assert np.allclose(runs[key][0], runs['reference', 1 << 22][0], rtol=1e-6, atol=1e-10)
 
 
 def test_erf_tokens_on_hand_values():

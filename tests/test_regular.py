@@ -41,10 +41,10 @@ def test_three_implementations_agree(C, K, T):
     model = regular(C, K)
     idx = torch.randint(0, 13, (2, T))
     with torch.no_grad():
-        plain = model(idx, targets=idx, impl='plain')[0]
-        gather = model(idx, targets=idx, impl='gather')[0]
-        reduce = model(idx, impl='reduce')[0]
-        last = model(idx, impl='plain')[0]
+        plain = model(idx, targets=idx, regular_impl='plain')[0]
+        gather = model(idx, targets=idx, regular_impl='gather')[0]
+        reduce = model(idx, regular_impl='reduce')[0]
+        last = model(idx, regular_impl='plain')[0]
     assert torch.allclose(plain, gather, atol=1e-5)        # every position
     assert torch.allclose(plain[:, -1:], reduce, atol=1e-5)  # the final answer
     assert torch.allclose(last, reduce, atol=1e-5)
@@ -52,7 +52,7 @@ def test_three_implementations_agree(C, K, T):
 
 def grads(model, idx, targets, impl):
     model.zero_grad()
-    loss = model(idx, targets=targets, impl=impl)[1]
+    loss = model(idx, targets=targets, regular_impl=impl)[1]
     loss.backward()
     return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
@@ -81,11 +81,11 @@ def test_gather_hook_sees_the_plain_attention(C, K, T):
     def plain(d, att, qi, ki):
         dense.setdefault(d, torch.zeros(2, 4, T, T))[:, :, qi[:, None], ki[None, :]] = att
     with torch.no_grad(), model.attention(hook=plain):
-        model(idx, impl='plain')
+        model(idx, regular_impl='plain')
     calls = []
     with torch.no_grad(), model.attention(hook=lambda d, att, qi, ki: calls.append((d, att, qi, ki))):
-        model(idx, impl='gather')
-    assert sorted({c[0] for c in calls}) == sorted(dense) == list(range(model.depth(T)))
+        model(idx, regular_impl='gather')
+    assert sorted({c[0] for c in calls}) == sorted(dense) == list(range(model.n_layers(T)))
     for d, att, qi, ki in calls:
         keys = qi[:, None] - C ** (d // K) * torch.arange(C)  # eq. 6.1: p - i C^l, negative where no key exists
         real = keys >= 0
@@ -134,7 +134,7 @@ def test_gradient_covers_every_input_exactly_at_full_depth():
 
 def test_depth_adapts_with_length_and_weights_are_shared():
     model = regular(C=2, K=3)
-    assert [model.depth(T) for T in (1, 40, 500)] == [3, 18, 27]
+    assert [model.n_layers(T) for T in (1, 40, 500)] == [3, 18, 27]
     blocks = [b for _, b in model.layers(500)]
     assert len(blocks) == 27 and len({id(b) for b in blocks}) == 3
     assert all(blocks[d] is model.transformer.h[d % 3] for d in range(27))
@@ -143,8 +143,8 @@ def test_depth_adapts_with_length_and_weights_are_shared():
     with torch.no_grad():  # trained at 40, runs unchanged at 500, with no new parameters
         for T in (40, 500):
             out = []
-            logits = model(torch.randint(0, 13, (1, T)), impl='reduce', collect=out)[0]
-            assert torch.isfinite(logits).all() and len(out) == model.depth(T)
+            logits = model(torch.randint(0, 13, (1, T)), regular_impl='reduce', collect=out)[0]
+            assert torch.isfinite(logits).all() and len(out) == model.n_layers(T)
     assert model.get_num_params() == n
     # the count is that of a K-layer GPT: n_layer is ignored
     assert n == GPT(GPTConfig(pe='regular', vocab_size=13, n_embd=32, n_head=4, thickness=3, n_layer=3)).get_num_params()
@@ -172,8 +172,8 @@ def test_construction_and_errors():
     model = regular()
     idx = torch.randint(0, 13, (2, 8))
     with pytest.raises(ValueError, match=r"targets must be \[B, 1\]"):
-        model(idx, targets=idx, impl='reduce')
-    with pytest.raises(ValueError, match="unknown impl='x'"):
-        model(idx, impl='x')
+        model(idx, targets=idx, regular_impl='reduce')
+    with pytest.raises(ValueError, match="unknown regular_impl='x'"):
+        model(idx, regular_impl='x')
     out = model.generate(idx, 3)  # no KV cache: every step recomputes the prefix
     assert out.shape == (2, 11) and torch.equal(out[:, :8], idx)

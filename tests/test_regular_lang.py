@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import regular_lang as R
-from config import ConfigError, parse_config
-from regular_tasks import TASKS as T, get_task
+from lexgpt.config import ConfigError, parse_config
+from lexgpt.regular_tasks import TASKS as T, get_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

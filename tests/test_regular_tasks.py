@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from regular_tasks import TASKS as T, get_task
+from lexgpt.regular_tasks import TASKS as T, get_task
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -205,5 +205,5 @@ def test_clear_errors():
 
 
 def test_the_library_needs_no_torch():
-    code = "import sys, regular_tasks; assert 'torch' not in sys.modules"
+    code = "import sys; from lexgpt import regular_tasks; assert 'torch' not in sys.modules"
     assert subprocess.run([sys.executable, '-c', code], cwd=ROOT).returncode == 0

@@ -5,7 +5,7 @@ import torch
 
 import helpers
 from model import GPT, GPTConfig, KVCache
-from rope_scaling import frequencies as rope_frequencies
+from lexgpt.rope_scaling import frequencies as rope_frequencies
 
 transformers = pytest.importorskip('transformers')
 from transformers import LlamaConfig  # noqa: E402

@@ -1,17 +1,17 @@
-"""Every route of fastattn.py against the reference (model.attention_reference) on unit-scale q, k, v, for every
+"""Every route of routes.py against the reference (model.attention_reference) on unit-scale q, k, v, for every
 encoding and attention setting, with grouped keys and values, and FlexAttention's decoding path."""
 from dataclasses import replace
 
 import pytest
 import torch
 
-import fastattn
+from lexgpt import routes
 import helpers
-from model import KVCache, POSITIONAL_ENCODINGS, attention_reference, logits as model_logits
+from model import KVCache, POSITIONAL_ENCODINGS, allowed_keys, attention_reference
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 tiny = helpers.sharp
-SETUPS = [dict(), dict(temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
+SETUPS = [dict(), dict(attn_temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
           dict(local=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
 
 
@@ -26,7 +26,7 @@ SETUPS = [dict(), dict(temperature=0.7), dict(local=9), dict(local=9, n_starting
 # 'stream' the last 6 after a cache-relative one under LM-Infinite's ceiling, as streaming.py runs it: the 2 starting
 # tokens lie more than the ceiling away from those queries
 DIRECT = {
-    'infer': (dict(), 'infer'), 'temperature': (dict(temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
+    'infer': (dict(), 'infer'), 'temperature': (dict(attn_temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
     'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
     'topk': (dict(local=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
     'train': (dict(), 'train'), 'train_window': (dict(local=9, n_starting=3), 'train'),
@@ -40,12 +40,12 @@ def captured_call(model, setup, T=70):
     torch.manual_seed(1)
     idx = torch.randint(3, 64, (2, T))
     idx[:, ::7] = 1
-    seen, real = [], fastattn.attend
+    seen, real = [], routes.attend
 
-    def spy(q, k, v, pe, call, o, dropout, lg):
+    def spy(q, k, v, pe, call, o, dropout):
         seen.append((pe, call, replace(o), q.shape, k.size(2), torch.is_grad_enabled()))
-        return real(q, k, v, pe, call, o, dropout, lg)
-    fastattn.attend = spy
+        return real(q, k, v, pe, call, o, dropout)
+    routes.attend = spy
     try:
         with model.attention(tile=16, **opts):
             if how == 'train':
@@ -61,7 +61,7 @@ def captured_call(model, setup, T=70):
                     seen.clear()
                     model(idx[:, T - 6:T - 5] if how == 'bounded' else idx[:, T - 6:], cache=cache)
     finally:
-        fastattn.attend = real
+        routes.attend = real
     return seen[0]
 
 
@@ -83,12 +83,12 @@ def direct_pair(pe_name, setup):
     names = ['out'] + (['q', 'k', 'v'] + [n for n, _ in pe.named_parameters()] if grad else [])
     outs = []
     with torch.set_grad_enabled(grad):
-        for fn in (lambda *a: fastattn.attend(*a, 0.0, model_logits), attention_reference):
+        for fn in (lambda *a: routes.attend(*a, 0.0), attention_reference):
             y = fn(q, k, v, pe, call, o)
             g = torch.autograd.grad((y * w).sum(), [q, k, v] + list(pe.parameters()), allow_unused=True,
                                     materialize_grads=True, retain_graph=True) if grad else []
             outs.append([y.detach()] + list(g))
-        taken = fastattn.route(q, pe, call, o)
+        taken = routes.route(q, pe, call, o)
     return names, outs, taken
 
 
@@ -109,9 +109,9 @@ def test_a_rotary_stream_scores_its_far_keys_in_the_blocks_route():
     than the ceiling."""
     pe, call, o, shape, Tk, grad = captured_call(tiny('rope'), 'stream')
     d = call.qrel[:, :, None] - call.krel[:, None, :]
-    far = fastattn.allowed_keys(call.qi, call.ki, call.windows) & (d > o.ceiling)
+    far = allowed_keys(call.qi, call.ki, call.mask_rules) & (d > o.ceiling)
     with torch.no_grad():
-        assert fastattn.route(torch.zeros(shape), pe, call, o) == 'blocks' and not grad
+        assert routes.route(torch.zeros(shape), pe, call, o) == 'blocks' and not grad
     assert far.any() and far.any(1).any(0).sum() == 2, far.any(1).any(0)  # the 2 starting tokens, nothing else
 
 
@@ -126,9 +126,9 @@ def test_grouped_keys_and_values_in_every_route(setup):
     kg, vg = k[:, :H // 2], v[:, :H // 2]
     own = torch.arange(H) // 2
     with torch.set_grad_enabled(grad):
-        got = fastattn.attend(q, kg, vg, pe, call, o, 0.0, model_logits)
+        got = routes.attend(q, kg, vg, pe, call, o, 0.0)
         want = attention_reference(q, kg[:, own], vg[:, own], pe, call, o)
-    assert want.abs().max() > 0.5 and (got - want).abs().max() <= 1e-5, (fastattn.route(q, pe, call, o), setup)
+    assert want.abs().max() > 0.5 and (got - want).abs().max() <= 1e-5, (routes.route(q, pe, call, o), setup)
 
 
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
@@ -140,14 +140,14 @@ def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monke
     model = tiny(pe, n_embd=64)  # head dimension 16, as a GPU's flex needs
     pe_, call, o, shape, Tk, _ = captured_call(model, 'bounded', T=40)
     q, k, v = unit_qkv(shape, Tk)
-    real_flex = fastattn.flex
-    monkeypatch.setattr(fastattn, 'flex', lambda *a: real_flex(*a, compiled=False))
+    real_flex = routes.flex
+    monkeypatch.setattr(routes, 'flex', lambda *a: real_flex(*a, compiled=False))
     with torch.no_grad():
-        got = fastattn.flex_route(q, k, v, pe_, call, o, 0.0, model_logits)
+        got = routes.flex_route(q, k, v, pe_, call, o, 0.0)
         want = attention_reference(q, k, v, pe_, call, o)
     assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
     monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
-    assert fastattn.route(q, pe_, call, o) == 'flex'
+    assert routes.route(q, pe_, call, o) == 'flex'
 
 
 def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
@@ -158,5 +158,5 @@ def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
         pe_, call, o, shape, _, _ = captured_call(tiny('alibi', n_embd=n_embd), 'bounded', T=40)
         with monkeypatch.context() as m:
             m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
-            taken[n_embd] = fastattn.route(torch.randn(shape), pe_, call, o)
+            taken[n_embd] = routes.route(torch.randn(shape), pe_, call, o)
     assert taken[64] == 'flex' and taken[32] not in ('flex', 'causal'), taken

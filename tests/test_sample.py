@@ -7,7 +7,7 @@ import torch
 
 import model as model_module
 import sample
-from config import ConfigError, parse_config
+from lexgpt.config import ConfigError, parse_config
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -7,8 +7,8 @@ import torch
 
 import extrapolate as ex
 import helpers
-from streaming import position_buckets, stream_chunks, stream_losses, stream_refusal
-from config import ConfigError, parse_config
+from lexgpt.streaming import position_buckets, stream_chunks, stream_losses, stream_refusal
+from lexgpt.config import ConfigError, parse_config
 from model import POSITIONAL_ENCODINGS, KVCache
 
 W, S = 16, 4  # window and starting (sink) tokens; helpers.tiny trains on L_tr = 16

@@ -4,7 +4,7 @@ import os
 import pytest
 
 import sweep
-from config import ConfigError
+from lexgpt.config import ConfigError
 
 SCRIPT = """import sys, os
 args = dict(a[2:].split('=', 1) for a in sys.argv[1:])

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-import corpus
-import temperature as tp
-from config import ConfigError
+from lexgpt import corpus
+from analysis import temperature as tp
+from lexgpt.config import ConfigError
 from helpers import V, make_split, save_ckpt, save_split, tiny
 
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-import thesis
-from config import ConfigError
+from analysis import thesis
+from lexgpt.config import ConfigError
 
 PAPER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..', 'shared', 'papers',
                      '000_29a755e9c96e9e9d.txt')

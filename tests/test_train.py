@@ -14,10 +14,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-import corpus
+from lexgpt import corpus
 import train
-from config import ConfigError, parse_config
-from loading import load_checkpoint
+from lexgpt.config import ConfigError, parse_config
+from lexgpt.loading import load_checkpoint
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -9,8 +9,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from config import ConfigError
-from corpus import windows
+from lexgpt.config import ConfigError
+from lexgpt.corpus import slices
 
 
 # ------------------------------------------------------------------ the three protocols: per-token losses
@@ -24,7 +24,7 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
     rows = max(1, batch_tokens // L)  # windows per forward pass
     out = []
     for i in range(0, len(ends), rows):
-        x, y = windows(tokens, ends[i:i + rows] - L, L)
+        x, y = slices(tokens, ends[i:i + rows] - L, L)
         if last_k == 1:
             logits, _ = model(x)  # the last position only
             out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
@@ -44,7 +44,7 @@ def segment_losses(model, tokens, starts, L, batch_tokens=16384):
     """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch."""
     starts = np.asarray(starts)
     rows = max(1, batch_tokens // L)
-    out = [every_token_losses(model, *windows(tokens, starts[i:i + rows], L)).double()
+    out = [every_token_losses(model, *slices(tokens, starts[i:i + rows], L)).double()
            for i in range(0, len(starts), rows)]
     return torch.cat(out).numpy() if out else np.zeros((0, L))
 
@@ -72,7 +72,7 @@ def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384
     rows = max(1, batch_tokens // L)
     out = []
     for i in range(0, len(window_starts), rows):
-        loss = every_token_losses(model, *windows(tokens, window_starts[i:i + rows], L))
+        loss = every_token_losses(model, *slices(tokens, window_starts[i:i + rows], L))
         out += [row[L - k:].double() for row, k in zip(loss, new[i:i + rows])]
     return torch.cat(out).numpy()
 
@@ -128,7 +128,7 @@ VARIANT_DEFAULTS = dict(
     n_starting=10,              # LM-Infinite's starting tokens (the paper: 5..100 work)
     topk=0,                     # LM-Infinite's top-k middle tokens (implies lm_infinite; the paper: 5)
     topk_from_layer=5,          # top-k only in layers >= this one, 0-based (the paper's h = 5 on Llama-2)
-    temperature='',             # softmax temperature (thesis ch. 5): '0.9', or per length multiple '2:0.95,4:0.9'
+    attn_temperature='',        # attention's softmax temperature (thesis ch. 5): '0.9', or per multiple '2:0.95,4:0.9'
     no_vanilla=False,           # leave out the unmodified model
     extend_layers='',           # the layers that rope_scaling, windowed and lm_infinite reach: all | global | local (a
                                 # window of its own: Gemma 3's sliding layers) | '' (the checkpoint's; all unless it says)
@@ -143,10 +143,10 @@ def parse_temperature(text):
             m, t = part.split(':') if ':' in part else (None, part)
             out[None if m is None else float(m)] = float(t)
         except ValueError:
-            raise ConfigError(f"bad temperature {part!r} in {text!r}: expected a number like 0.9 or per-length "
+            raise ConfigError(f"bad attn_temperature {part!r} in {text!r}: expected a number like 0.9 or per-length "
                               f"pairs like 2:0.95,4:0.9") from None
     if any(not (t > 0) for t in out.values()):
-        raise ConfigError(f"temperature must be positive, got {text!r}")
+        raise ConfigError(f"attn_temperature must be positive, got {text!r}")
     return out
 
 
@@ -162,12 +162,12 @@ def variants(cfg):
         k, ns, h = cfg['topk'], cfg['n_starting'], cfg['topk_from_layer']
         label = f'LM-Inf(n_start={ns}' + (f',top{k}@layer>={h})' if k else ')')
         out.append((label, lambda L_tr, m: dict(local=L_tr, n_starting=ns, ceiling=L_tr, topk=k, topk_from_layer=h)))
-    if cfg['temperature']:
-        taus = parse_temperature(cfg['temperature'])
+    if cfg['attn_temperature']:
+        taus = parse_temperature(cfg['attn_temperature'])
         label = f'tau={taus[None]}' if list(taus) == [None] else 'tau(L)'
-        out.append((label, lambda L_tr, m: dict(temperature=taus.get(m, taus.get(None, 1.0)))))
+        out.append((label, lambda L_tr, m: dict(attn_temperature=taus.get(m, taus.get(None, 1.0)))))
     if not out:
-        raise ConfigError("no_vanilla=True leaves nothing to evaluate; add windowed, lm_infinite, topk or temperature")
+        raise ConfigError("no_vanilla=True leaves nothing to evaluate; add windowed, lm_infinite, topk or attn_temperature")
     return out
 
 

@@ -14,8 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import md_table, Meter, plt, write_outputs
-from config import ConfigError, run
+from lexgpt.common import md_table, Meter, plt, write_outputs
+from lexgpt.config import ConfigError, run
 from model import GPT, GPTConfig
 
 DEFAULTS = dict(
@@ -33,7 +33,7 @@ DEFAULTS = dict(
     probe_train=512,            # probe: sequences in the training pool
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
-    out_dir='results/nope',
+    out_dir='out/nope',
     name='nope',                # output file stem
 )
 

@@ -1,8 +1,8 @@
 """
 One step of `bash results.sh lease` (#42): run a command under a time budget and keep what it measured.
 
-  python lease.py OUT_DIR STEP BUDGET_S COMMAND...
-  python lease.py results/gpu/lease eval 100 python bench.py configs/tiny.py --mode=eval ... --json=<OUT_DIR>/eval.bench.json
+  python -m tools.lease OUT_DIR STEP BUDGET_S COMMAND...
+  python -m tools.lease results/gpu/lease eval 100 python -m tools.bench configs/tiny.py --mode=eval ... --json=<OUT_DIR>/eval.bench.json
 
 A GPU is lent for a few minutes at a time, and a call can be cut at any moment. So each step writes
 <out_dir>/<step>.json and <step>.md the moment it ends, and a step whose JSON says "done" is skipped: the next lease
@@ -219,7 +219,7 @@ def main(out_dir, step, budget, command):
     status = 'done' if done else 'timeout' if rc in (124, 137) else 'failed'
     # `command` is the line of results.sh (what makes this file again: bash results.sh lease, once it is deleted);
     # `step_command` the part that measures
-    rec = dict(step=step, command=f'python lease.py {out_dir} {step} {budget} {command}', step_command=command,
+    rec = dict(step=step, command=f'python -m tools.lease {out_dir} {step} {budget} {command}', step_command=command,
                status=status, rc=rc, seconds=round(seconds, 1), budget_s=budget,
                dry_run=bool(os.environ.get('LEASE_DRY')), when=datetime.datetime.now().isoformat(timespec='seconds'),
                machine=machine(), corpus=corpus(), figures=fig,

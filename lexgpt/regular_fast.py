@@ -30,7 +30,7 @@ def sparse_block(gpt, block, x, depth, valid, step, ends=False):
     inside, bi = bi >= 0, bi.clamp(min=0).expand(B, H, step, J, -1, -1)
     btab = gpt.pe.bias(depth, ar(C).float() * C ** (depth // K))  # eq. 6.1's r_i at distances i C^l
     att = (q.reshape(B, H, step, J, Q, -1)[..., a, :] @ kw.transpose(-1, -2)).gather(-1, bi) / math.sqrt(D // H)
-    att = (att + btab[None, :, None, None, None, :]) / o.temperature
+    att = (att + btab[None, :, None, None, None, :]) / o.attn_temperature
     ok = inside & okw[:, :, None].expand(-1, -1, len(a), -1).gather(-1, bi[0, 0])
     ok[..., 0] = True  # a query always sees itself, which keeps left-padded rows finite
     att = att.masked_fill(~ok, float('-inf')).softmax(dim=-1)
@@ -57,7 +57,7 @@ def regular_gather(gpt, x, keep):
 def regular_reduce(gpt, x, keep):
     T, C, K = x.size(1), gpt.config.chunk_size, gpt.config.thickness
     valid = torch.ones(T, dtype=torch.bool, device=x.device)
-    for level in range(gpt.depth(T) // K):
+    for level in range(gpt.n_layers(T) // K):
         pad = (-x.size(1)) % C  # left padding (thesis 6.2.1, footnote 1) keeps the last token a chunk end
         x = torch.cat([x.new_zeros(x.size(0), pad, x.size(2)), x], dim=1)
         valid = torch.cat([valid.new_zeros(pad), valid])

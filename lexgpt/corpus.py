@@ -8,9 +8,9 @@ import os
 import numpy as np
 import torch
 
-from config import ConfigError
+from lexgpt.config import ConfigError
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository, above lexgpt/
 
 
 def data_folder(dataset='pycode', data_dir=''):
@@ -105,7 +105,7 @@ def draw_ends(split, context, n, seed):
     return e, info
 
 
-def windows(tokens, starts, L):
+def slices(tokens, starts, L):
     """Inputs tokens[s:s+L] and next-token targets tokens[s+1:s+L+1] for each start s -> two int64 [n, L] tensors."""
     ix = np.asarray(starts)[:, None] + np.arange(L + 1)
     chunk = torch.from_numpy(np.asarray(tokens[ix], dtype=np.int64))

@@ -19,20 +19,19 @@ import os
 import platform
 import resource
 import statistics
-import sys
 import time
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from common import forward_backward, md_table, Meter, optimizer_step, pick_device, precision, rss_mb
-from corpus import data_folder, load_meta
-from streaming import stream_chunks, stream_losses, stream_refusal
-from config import ConfigError, run
-import fastattn
-import pretrained
-from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference, logits,
+from lexgpt.common import command_line, forward_backward, md_table, Meter, optimizer_step, pick_device, precision, rss_mb
+from lexgpt.corpus import data_folder, load_meta
+from lexgpt.streaming import stream_chunks, stream_losses, stream_refusal
+from lexgpt.config import ConfigError, run
+from lexgpt import routes
+from lexgpt import pretrained
+from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference,
                    make_model, n_levels)
 
 DEFAULTS = dict(
@@ -188,17 +187,17 @@ def bench_eval(cfg, device):
     rows, out = [], {}
     for T in cfg['lengths']:
         x = torch.randint(models['none'].config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
-        routes = {name: set() for name in models}
+        taken_routes = {name: set() for name in models}
 
         def step(name):  # the routes are read off the timed forwards: another length would compile flex again
-            with models[name].attention(**opts[name]), ctx, fastattn.recording() as taken:
+            with models[name].attention(**opts[name]), ctx, routes.recording() as taken:
                 r = timed(lambda: models[name](x), device)
-            routes[name].update(taken)
+            taken_routes[name].update(taken)
             return r
         res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
         for name in models:
             out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]),
-                                ratio=ratio[name], route='/'.join(sorted(routes[name])))
+                                ratio=ratio[name], route='/'.join(sorted(taken_routes[name])))
             print(f"T={T} {name}: {out[name, T]['s']:.3f} s ({ratio[name]:.2f}x none), {out[name, T]['mb']:.0f} MiB",
                   flush=True)
     Ts = cfg['lengths']
@@ -266,10 +265,10 @@ def attention_impl(impl, q, k, v, pe, compiled=None):
         tab = tab if impl == 'sdpa_mask_grad' else tab.detach()
         return F.scaled_dot_product_attention(q, k, v, attn_mask=tab[:, d.clamp(min=0)].masked_fill(d < 0, float('-inf')))
     if impl in ('flex_eager', 'flex_compiled'):
-        mods = fastattn.flex_mods(i, i[None], i, i[None], [], pe.bias(0, i.float()).detach())
-        return fastattn.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl == 'flex_compiled')
+        mods = routes.flex_mods(i, i[None], i, i[None], [], pe.bias(0, i.float()).detach())
+        return routes.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl == 'flex_compiled')
     call, o = AttnCall(0, i, i[None], i, i[None]), AttnOptions()
-    return attention_reference(q, k, v, pe, call, o) if impl == 'plain' else fastattn.attend(q, k, v, pe, call, o, 0.0, logits)
+    return attention_reference(q, k, v, pe, call, o) if impl == 'plain' else routes.attend(q, k, v, pe, call, o, 0.0)
 
 
 def bench_attention_one(cfg, impl, T, backward):
@@ -345,7 +344,7 @@ def bench_regular(cfg, device):
     for T in cfg['lengths']:
         x = torch.randint(0, 16, (1, T)).to(device)
         res, ratio = interleaved(list(cfg['regular_impls']), cfg['rounds'], cfg['warmup'],
-                                 lambda impl: timed(lambda: net(x, impl=impl), device))
+                                 lambda impl: timed(lambda: net(x, regular_impl=impl), device))
         out[T] = {i: statistics.median(r['s'] for r in res[i]) for i in res}
         rows.append([T, n_levels(T, C)] + [f'{out[T][i]:.3f}' for i in res] + [f'{1 / ratio[i]:.1f}x' for i in res][1:]
                     + [f"{1e6 * out[T]['gather'] / (T * C * n_levels(T, C)):.2f}" if 'gather' in out[T] else '-'])
@@ -427,7 +426,7 @@ def write_json(path, cfg, device, out):
     """--json: the figures, with the command, machine and settings that made them (results.sh lease reads them)."""
     if isinstance(out, dict) and any(isinstance(k, tuple) for k in out):  # (name, T) keys: JSON has string keys only
         out = [dict(name=k[0], T=k[1], **v) for k, v in out.items()]
-    data = dict(command='python ' + ' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:]), mode=cfg['mode'],
+    data = dict(command=command_line(), mode=cfg['mode'],
                 device=device, gpu=torch.cuda.get_device_name(device) if device.startswith('cuda') else None,
                 torch=torch.__version__, python=platform.python_version(), settings=cfg, results=out)
     os.makedirs(os.path.dirname(path) or '.', exist_ok=True)

@@ -15,15 +15,15 @@ per depth, at the distances that depth can see. Writes <out_dir>/<name>.json, .m
 import numpy as np
 import torch
 
-from common import check_memory, md_table, plt, write_outputs
-from evaluation import ex_len
-from loading import kind, load_runs, PRETRAINED
-from config import ConfigError, run
+from lexgpt.common import check_memory, md_table, plt, write_outputs
+from lexgpt.evaluation import ex_len
+from lexgpt.loading import ckpt_kind, load_runs, PRETRAINED
+from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
     length=16.0,                # distances 0 .. length x L_tr - 1 are tabulated (RegularGPT: the depths of that input)
-    out_dir='results/kernels',
+    out_dir='out/kernels',
     name='kernels',             # output file stem
 )
 BIAS_THRESHOLD = -2.0  # thesis 3.7.5: a bias of -2 scales a softmax weight by e^-2 ~ 0.14
@@ -36,7 +36,7 @@ def kernel_tables(model, max_distance):
     with torch.no_grad():
         return {layer: tuple(None if t is None else t.double().numpy()
                              for t in (model.pe.bias(layer, d), model.pe.weight(layer, d)))
-                for layer in range(model.depth(max_distance + 1))}
+                for layer in range(model.n_layers(max_distance + 1))}
 
 
 def distinct_tables(tabs):
@@ -106,7 +106,7 @@ def measure(r, length):
         return None
     D = ex_len(length, r.L_tr) - 1
     # ~100 bytes per (layer, head, distance), measured (tables, float64 copies, JSON lists, plot); 128 to be safe
-    check_memory(128 * r.model.depth(D + 1) * r.model.config.n_head * (D + 1),
+    check_memory(128 * r.model.n_layers(D + 1) * r.model.config.n_head * (D + 1),
                  f"length={length:g} ({D + 1:,} distances of {r.name})")
     tables = distinct_tables(kernel_tables(r.model, D))
     d, masked = np.arange(D + 1), 'mask' in kinds
@@ -203,7 +203,7 @@ def figures(measured):
 
 def main(cfg):
     """Tabulate and plot every checkpoint's kernels; returns one dict per checkpoint that has any."""
-    named = [p for p in cfg['ckpt'] if kind(p) in PRETRAINED]
+    named = [p for p in cfg['ckpt'] if ckpt_kind(p) in PRETRAINED]
     if named:  # refused before minutes of converting: RoPE and learned positions have no distance kernel to tabulate
         raise ConfigError(f"{', '.join(named)}: pretrained models (RoPE or learned positions) have no bias or weight "
                           f"kernel; kernels.py needs an encoding with one (alibi, kerple_*, t5, sandwich, fire)")

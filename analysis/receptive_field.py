@@ -17,12 +17,12 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-from common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
-from corpus import draw_ends, load_split, windows
-from evaluation import (cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len, extension,
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
+from lexgpt.corpus import draw_ends, load_split, slices
+from lexgpt.evaluation import (cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len, extension,
                         VARIANT_DEFAULTS, variants)
-from loading import data_of, load_runs
-from config import ConfigError, run
+from lexgpt.loading import data_of, load_runs
+from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -36,7 +36,7 @@ DEFAULTS = dict(
     regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
-    out_dir='results/erf',
+    out_dir='out/erf',
     name='erf',                 # output file stem
     **VARIANT_DEFAULTS,
     **EVAL_DEVICE,
@@ -51,7 +51,7 @@ def receptive_field(model, tokens, ends, L, batch_tokens=8192):
     B = max(1, batch_tokens // L)
     s_sum = np.zeros(L)
     for i in range(0, len(ends), B):
-        x, y = windows(tokens, ends[i:i + B] - L, L)
+        x, y = slices(tokens, ends[i:i + B] - L, L)
         # summed over the batch: each segment's loss depends only on its own embeddings
         g = embedding_grad_norms(model, model.transformer.wte,
                                  lambda: F.cross_entropy(model(x)[0][:, -1].float(), y[:, -1], reduction='sum'))

@@ -1,5 +1,5 @@
 """
-What a name on the command line loads, decided in one place (`kind`): a train.py checkpoint (a ckpt.pt file or a
+What a name on the command line loads, decided in one place (`ckpt_kind`): a train.py checkpoint (a ckpt.pt file or a
 folder holding one) or a pretrained model (an alias such as smollm2, a .gguf file, a Hugging Face folder or a hub
 name), as a model, its training config and its corpus meta; the tokenizer a corpus or a model names; checkpoint
 files written atomically and read safely; trained runs grouped by seed for the evaluation scripts.
@@ -11,11 +11,11 @@ from collections import namedtuple
 
 import torch
 
-import pretrained
-import rope_scaling
-from common import on_device
-from config import ConfigError
-from corpus import data_folder, load_meta
+from lexgpt import pretrained
+from lexgpt import rope_scaling
+from lexgpt.common import on_device
+from lexgpt.config import ConfigError
+from lexgpt.corpus import data_folder, load_meta
 from model import GPT, GPTConfig, make_model
 
 
@@ -28,7 +28,7 @@ PRETRAINED = ('alias', 'gguf', 'folder', 'hub')  # the kinds that pretrained.py 
 HUB_NAME = re.compile(r'[\w.-]+(/[\w.-]+)?')  # gpt2, HuggingFaceTB/SmolLM2-135M
 
 
-def kind(name):
+def ckpt_kind(name):
     """What a checkpoint name is, decided here for every script: 'checkpoint' (train.py's ckpt.pt, or a folder holding
     one), 'alias' (smollm2: a file a package ships), 'gguf', 'folder' (a Hugging Face folder: config.json and
     safetensors) or 'hub' (a hub name: org/name, or a bare name such as gpt2, that is no file or folder here)."""
@@ -46,8 +46,8 @@ def kind(name):
 
 def get_tokenizer(name):
     """encode: str -> list of ids; decode: ids -> str. sep_ids end a BiPE segment ('.' and newline). bytes and gpt2
-    (tiktoken's BPE) are the corpora's own; any other name is a pretrained model's (kind), whose tokenizer it gives."""
-    what = kind(name) if name not in TOKENIZERS else 'tokenizer'
+    (tiktoken's BPE) are the corpora's own; any other name is a pretrained model's (ckpt_kind), whose tokenizer it gives."""
+    what = ckpt_kind(name) if name not in TOKENIZERS else 'tokenizer'
     if what in PRETRAINED and (what != 'hub' or '/' in name):
         return Tokenizer(**pretrained.tokenizer(name))  # a bare word is no model here: a typo of bytes or gpt2
     if name == 'bytes':
@@ -140,10 +140,10 @@ def load_trained(path, **overrides):
 
 
 def load_checkpoint(path, **overrides):
-    """-> (model in eval mode on CPU, training config dict, corpus meta) for any name `kind` knows. overrides change
+    """-> (model in eval mode on CPU, training config dict, corpus meta) for any name `ckpt_kind` knows. overrides change
     model settings that leave the weights alone (window=, rope_scaling= at evaluation), by rope_scaling.over_checkpoint's
     rule: what is asked replaces the checkpoint's, the rest keeps it."""
-    if kind(path) in PRETRAINED:
+    if ckpt_kind(path) in PRETRAINED:
         return load_pretrained(path, **overrides)
     return load_trained(path, **overrides)[:3]
 
@@ -153,7 +153,7 @@ class Run:
     marks evaluation-time overrides in the name (rope-s0+yarn4 in group rope+yarn4)."""
 
     def __init__(self, path, label='', **overrides):
-        if kind(path) in PRETRAINED:  # named after the model, and never in training
+        if ckpt_kind(path) in PRETRAINED:  # named after the model, and never in training
             self.path, ckpt, folder = str(path), {}, pretrained.short_name(path)
             self.model, self.config, self.meta = load_pretrained(path, **overrides)
         else:

@@ -15,9 +15,9 @@ from collections import namedtuple
 
 import torch
 
-import rope_scaling
-from config import ConfigError
-from gguf_reader import gguf_tokenizer, read_gguf, refuse as refuse_in_one_line
+from lexgpt import rope_scaling
+from lexgpt.config import ConfigError
+from lexgpt.gguf_reader import gguf_tokenizer, read_gguf, refuse as refuse_in_one_line
 
 # model types people try that we refuse, with the reason
 REFUSED_TYPES = {'gemma2': 'logit soft-capping',

@@ -32,39 +32,21 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
+import model  # the reference: its mask, distance tables and scores (model.py imports this module back)
+
 NEG = float('-inf')
 
 
 # --------------------------------------------------------------------------------------------
-# Masks and distance tables, shared with the reference (model.logits)
+# Which keys a block of queries needs (the mask itself is the reference's: model.allowed_keys)
 # --------------------------------------------------------------------------------------------
 
-def allowed_keys(qi, ki, windows):
-    """Boolean [tq, tk]: causal, and for each (n_starting, local) rule: key among the first n_starting
-    tokens or within `local` of the query (windowed attention is (0, w); thesis 4.3.3)."""
-    diff = qi[:, None] - ki[None, :]
-    ok = diff >= 0
-    for n_start, local in windows:
-        ok &= (diff < local) | (ki[None, :] < n_start)
-    return ok
-
-
-def distance_table(fn, layer, d, m=None):
-    """pe.bias or pe.weight at the distances d [b, tq, tk] -> [b, H, tq, tk] (None if the encoding has no such
-    part): evaluated once on 0..max(d), then gathered, so no parameter is ever T x T. A bias that depends on the
-    query positions m [b, tq, 1] as well (kind 'query') is evaluated on the block itself."""
-    if m is not None:
-        return fn(layer, d.float(), m).transpose(0, 1)
-    tab = fn(layer, torch.arange(int(d.max()) + 1 if d.numel() else 1, device=d.device, dtype=torch.float32))
-    return None if tab is None else tab[:, d].transpose(0, 1)
-
-
-def key_range(qi, ki, windows):
+def key_range(qi, ki, mask_rules):
     """Indices into the keys that a query block [qi[0], qi[-1]] can see, so windowed attention over a long
     input only touches the keys near the block (keys are in increasing token order)."""
     hi = int(torch.searchsorted(ki, qi[-1], right=True))
     lo, n_start = 0, 0
-    for s, local in windows:
+    for s, local in mask_rules:
         lo = max(lo, int(torch.searchsorted(ki, qi[0] - local + 1)))
         n_start = max(n_start, int(torch.searchsorted(ki, torch.tensor(s, device=ki.device))))
     if n_start >= lo:
@@ -72,22 +54,14 @@ def key_range(qi, ki, windows):
     return torch.cat([torch.arange(0, n_start, device=ki.device), torch.arange(lo, hi, device=ki.device)])
 
 
-def tiled_windows(windows):
+def tiled_windows(mask_rules):
     """(band, sinks) of the window rules that tiled_attention handles: every key within `band` of the query
     (0: no limit), plus the first `sinks` tokens; None when the rules do not reduce to that."""
-    band = min([local for _, local in windows], default=0)
-    starts = [ns for ns, _ in windows if ns > 0]
+    band = min([local for _, local in mask_rules], default=0)
+    starts = [ns for ns, _ in mask_rules if ns > 0]
     if not starts:
         return band, 0
-    return (band, starts[0]) if len(windows) == 1 else (None, 0)
-
-
-def keys_seen(qi, windows):
-    """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
-    n = qi.float() + 1
-    for n_start, local in windows:
-        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
-    return n
+    return (band, starts[0]) if len(mask_rules) == 1 else (None, 0)
 
 
 def potentials(pe, call, o):
@@ -114,15 +88,15 @@ def route(q, pe, call, o, dropout=0.0):
     pot = potentials(pe, call, o)[0]
     table = 'bias' in kinds and pot is None  # a potential stands in for the bias table where it can
     simple = not (explicit or table or rotary_far)
-    if simple and same and not call.windows and pot is None:
+    if simple and same and not call.mask_rules and pot is None:
         return 'causal'
     # FlexAttention's kernel needs a head dimension of 16 or more (torch 2.11 refuses 8 when it compiles)
     if (q.is_cuda and call.flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
             and dropout == 0 and not kinds & {'content', 'query'}):
         return 'flex'
-    if simple and same and not call.windows and (torch.is_grad_enabled() or dropout > 0) and q.size(2) <= 4096:
+    if simple and same and not call.mask_rules and (torch.is_grad_enabled() or dropout > 0) and q.size(2) <= 4096:
         return 'folded'
-    band, _ = tiled_windows(call.windows)
+    band, _ = tiled_windows(call.mask_rules)
     toeplitz = call.qrel.size(0) == 1 and torch.equal(call.qrel[0] - call.qrel[0, 0], call.qi - call.qi[0])
     if (same and dropout == 0 and not torch.is_grad_enabled() and band is not None and available(q.device)
             and o.hook is None and o.topk == 0 and not kinds & {'content', 'query'}
@@ -132,13 +106,13 @@ def route(q, pe, call, o, dropout=0.0):
     return 'explicit' if explicit or (rotary_far and (dropout > 0 or torch.is_grad_enabled())) else 'blocks'
 
 
-def attend(q, k, v, pe, call, o, dropout, logits):
-    """model.attention_reference, by the first route that applies; `logits` is the reference's model.logits, which
-    the routes that need the scores themselves call."""
+def attend(q, k, v, pe, call, o, dropout):
+    """model.attention_reference, by the first route that applies. The routes that need the scores themselves
+    (explicit, a stream's far keys, the Λ mask's starting tokens) take them from the reference, model.scores."""
     name = route(q, pe, call, o, dropout)
     if name != 'causal' or not gqa_fused(q):
         k, v = repeat_kv(q, k, v)
-    return ROUTES[name](q, k, v, pe, call, o, dropout, logits)
+    return ROUTES[name](q, k, v, pe, call, o, dropout)
 
 
 def gqa_fused(q):
@@ -156,45 +130,45 @@ def repeat_kv(q, *kv):
 
 
 def scale_of(q, o):
-    return 1.0 / (math.sqrt(q.size(-1)) * o.temperature)
+    return 1.0 / (math.sqrt(q.size(-1)) * o.attn_temperature)
 
 
-def causal(q, k, v, pe, call, o, dropout, logits):
+def causal(q, k, v, pe, call, o, dropout):
     return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale_of(q, o),
                                           enable_gqa=k.size(1) != q.size(1))
 
 
-def flex_route(q, k, v, pe, call, o, dropout, logits):
+def flex_route(q, k, v, pe, call, o, dropout):
     # the distance tables (ALiBi's too: exact, unlike a difference of two large potentials) and FoX's potential
     n = int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
     dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
-    btab = pe.bias(call.layer, dist) / o.temperature if 'bias' in pe.kinds else None
-    fox = call.kpot / o.temperature if 'potential' in pe.kinds else None
-    return flex(q, k, v, scale_of(q, o), *flex_mods(call.qi, call.qrel, call.ki, call.krel, call.windows,
+    btab = pe.bias(call.layer, dist) / o.attn_temperature if 'bias' in pe.kinds else None
+    fox = call.kpot / o.attn_temperature if 'potential' in pe.kinds else None
+    return flex(q, k, v, scale_of(q, o), *flex_mods(call.qi, call.qrel, call.ki, call.krel, call.mask_rules,
                                                     btab, pe.weight(call.layer, dist), fox, o.ceiling))
 
 
-def folded(q, k, v, pe, call, o, dropout, logits):
+def folded(q, k, v, pe, call, o, dropout):
     # pot[n] - pot[m] with pot[m] dropped (softmax ignores it): one extra dimension, q's entry 1/scale
     scale, pot = scale_of(q, o), potentials(pe, call, o)[0]
     qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
-    kx = torch.cat([k, ((pot - pot[:, :, -1:]) / o.temperature).expand(q.size(0), -1, -1)[..., None].to(k.dtype)], -1)
+    kx = torch.cat([k, ((pot - pot[:, :, -1:]) / o.attn_temperature).expand(q.size(0), -1, -1)[..., None].to(k.dtype)], -1)
     return F.scaled_dot_product_attention(qx, kx, F.pad(v, (0, 1)), dropout_p=dropout, is_causal=True,
                                           scale=scale)[..., :-1]
 
 
-def tiled(q, k, v, pe, call, o, dropout, logits):
+def tiled(q, k, v, pe, call, o, dropout):
     layer, (Tq, Tk) = call.layer, (q.size(2), k.size(2))
     pot = potentials(pe, call, o)[0]
-    band, sinks = tiled_windows(call.windows)
+    band, sinks = tiled_windows(call.mask_rules)
     cap = (lambda dist: dist.clamp(max=o.ceiling)) if o.ceiling > 0 else (lambda dist: dist)
-    bias = (lambda dist: pe.bias(layer, cap(dist)) / o.temperature) if 'bias' in pe.kinds and pot is None else None
+    bias = (lambda dist: pe.bias(layer, cap(dist)) / o.attn_temperature) if 'bias' in pe.kinds and pot is None else None
     weight = (lambda dist: pe.weight(layer, cap(dist))) if 'weight' in pe.kinds else None
-    y, lse = tiled_attention(q, k, v, scale_of(q, o), bias, weight, None if pot is None else pot / o.temperature,
+    y, lse = tiled_attention(q, k, v, scale_of(q, o), bias, weight, None if pot is None else pot / o.attn_temperature,
                              band, o.tile)
     if sinks:  # the Λ mask's first tokens, for the queries that see them beyond the band
         keys = torch.arange(min(sinks, Tk), device=q.device)
-        att = logits(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
+        att = model.scores(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
         att = att.masked_fill((call.qi[:, None] - call.ki[None, keys]) < band, NEG)
         y = merge_logits(y, lse, att, v[:, :, keys])
     return y.to(v.dtype)
@@ -205,14 +179,14 @@ def query_blocks(q, k, call, o):
     bq = max(16, o.block_elems // (q.size(0) * q.size(1) * k.size(2)))
     for s in range(0, q.size(2), bq):
         rows = torch.arange(s, min(s + bq, q.size(2)), device=q.device)
-        keys = None if o.topk > 0 else key_range(call.qi[rows], call.ki, call.windows)
+        keys = None if o.topk > 0 else key_range(call.qi[rows], call.ki, call.mask_rules)
         # most keys: masked rather than gathered, for a gather copies k and v (a stream's cache) for every block
         yield rows, slice(None) if keys is None or keys.numel() > k.size(2) // 2 else keys
 
 
-def explicit(q, k, v, pe, call, o, dropout, logits):
+def explicit(q, k, v, pe, call, o, dropout):
     def one(rows, keys, q, k, v):
-        att = logits(q, k, pe, call, o, rows, keys).softmax(dim=-1)
+        att = model.scores(q, k, pe, call, o, rows, keys).softmax(dim=-1)
         if o.hook is not None:
             o.hook(call.layer, att, call.qi[rows], call.ki[keys])
         return F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys]
@@ -225,16 +199,16 @@ def explicit(q, k, v, pe, call, o, dropout, logits):
                       for rows, keys in query_blocks(q, k, call, o)], dim=2)
 
 
-def blocks(q, k, v, pe, call, o, dropout, logits):
+def blocks(q, k, v, pe, call, o, dropout):
     out = []
     for rows, keys in query_blocks(q, k, call, o):
         d = (call.qrel[:, rows, None] - call.krel[:, None, keys]).clamp(min=0)
-        bias = distance_table(pe.bias, call.layer, d.clamp(max=o.ceiling) if o.ceiling > 0 else d,
+        bias = model.distance_table(pe.bias, call.layer, d.clamp(max=o.ceiling) if o.ceiling > 0 else d,
                               call.qrel[:, rows, None] if 'query' in pe.kinds else None)
-        mask = bias / o.temperature if bias is not None else torch.zeros(d.shape, device=q.device)[:, None]
+        mask = bias / o.attn_temperature if bias is not None else torch.zeros(d.shape, device=q.device)[:, None]
         if 'potential' in pe.kinds:
-            mask = mask + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.temperature
-        ok = allowed_keys(call.qi[rows], call.ki[keys], call.windows)
+            mask = mask + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.attn_temperature
+        ok = model.allowed_keys(call.qi[rows], call.ki[keys], call.mask_rules)
         far = ok & (d > o.ceiling) if o.ceiling > 0 and 'rotary' in pe.kinds else None  # [b, tq, tk]
         mask = mask.masked_fill(~ok if far is None else ~ok | far[:, None], NEG).to(q.dtype)
         qb, kb, vb, scale = q[:, :, rows], k[:, :, keys], v[:, :, keys], scale_of(q, o)
@@ -245,7 +219,7 @@ def blocks(q, k, v, pe, call, o, dropout, logits):
         # (a stream's starting tokens): q.k with the query turned to the ceiling, by the reference's logits, merged in
         y, lse = sdpa_lse(qb, kb, vb, mask, scale, False)
         cols = torch.arange(k.size(2), device=q.device)[keys][c]
-        att = logits(q, k, pe, call, o, rows, cols).masked_fill(~far[:, None, :, c], NEG)
+        att = model.scores(q, k, pe, call, o, rows, cols).masked_fill(~far[:, None, :, c], NEG)
         y = merge_logits(y, lse, att, v[:, :, cols])
         out.append(y.to(v.dtype))
     return torch.cat(out, dim=2)
@@ -256,7 +230,7 @@ ROUTES = dict(causal=causal, flex=flex_route, folded=folded, tiled=tiled, explic
 
 @contextmanager
 def recording():
-    """`with fastattn.recording() as taken: model(idx)`: `taken` lists the route of every attention call in the
+    """`with routes.recording() as taken: model(idx)`: `taken` lists the route of every attention call in the
     block, in order (tests and bench.py say which route ran)."""
     taken, real = [], dict(ROUTES)
 
@@ -408,8 +382,8 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
 _compiled = {}
 
 
-def flex_mods(qi, qrel, ki, krel, windows, bias_tab=None, weight_tab=None, pot=None, ceiling=0):
-    """(score_mod, mask_mod) of the logits of model.logits: score = q.k * scale, then * weight[h, d] + bias[h, d]
+def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, pot=None, ceiling=0):
+    """(score_mod, mask_mod) of the logits of model.scores: score = q.k * scale, then * weight[h, d] + bias[h, d]
     (+ pot[b, h, n] - pot[b, h, m]), d = qrel - krel capped at `ceiling`; visible: causal and the window rules."""
     top = (bias_tab if bias_tab is not None else weight_tab).size(1) - 1 if (bias_tab is not None or weight_tab is not None) else 0
     qb = (lambda b: 0) if qrel.size(0) == 1 else (lambda b: b)
@@ -429,7 +403,7 @@ def flex_mods(qi, qrel, ki, krel, windows, bias_tab=None, weight_tab=None, pot=N
 
     def mask_mod(b, h, m, n):
         ok = qi[m] >= ki[n]
-        for n_start, local in windows:
+        for n_start, local in mask_rules:
             ok = ok & ((qi[m] - ki[n] < local) | (ki[n] < n_start))
         return ok
     return score_mod, mask_mod

@@ -19,9 +19,9 @@ import numpy as np
 from matplotlib.ticker import NullLocator
 from scipy import stats
 
-from common import fmt_ppl, md_table, plt, read_json, write_outputs
-from config import ConfigError, run
-from thesis_tables import T33, T34, T43, T45, T61, T64, W45
+from lexgpt.common import fmt_ppl, md_table, plt, read_json, write_outputs
+from lexgpt.config import ConfigError, run
+from lexgpt.thesis_tables import T33, T34, T43, T45, T61, T64, W45
 
 DEFAULTS = dict(
     eval_dir='results/thesis/eval',   # extrapolate.py's JSONs <protocol>_<encoding or long>.json (results.sh thesis)
@@ -30,7 +30,7 @@ DEFAULTS = dict(
     long_iters=12800,                 # ... of the longer-training runs (configs/sweep_lm_long.py; files *_long.json)
     regular='results/regular/table.json',      # Table 6.1 as regular_lang.py --mode=table wrote it
     alpha=0.05,                       # significance level of the paired t-tests (the thesis': 0.05)
-    out_dir='results/thesis',
+    out_dir='out/thesis',
 )
 DAGGER, STAR = '\u2020', '*'
 MULTS = [1.0, 2.0, 4.0, 8.0, 16.0]  # L_ex / L_tr; the thesis' 512 ... 8192 at its L_tr = 512

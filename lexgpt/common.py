@@ -15,7 +15,7 @@ from contextlib import nullcontext
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from config import ConfigError
+from lexgpt.config import ConfigError
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,11 +132,19 @@ def read_json(path, option):
         raise ConfigError(f"{option}={path!r} cannot be read as JSON ({e})") from None
 
 
+def command_line():
+    """The command that is running, as a user would type it again: `python train.py ...` for a top-level script,
+    `python -m analysis.kernels ...` for a module run with -m. Every result JSON records it."""
+    spec = getattr(sys.modules['__main__'], '__spec__', None)
+    script = f'-m {spec.name}' if spec is not None and spec.name != '__main__' else os.path.basename(sys.argv[0])
+    return ' '.join(['python', script] + sys.argv[1:])
+
+
 def write_outputs(out_dir, stem, data, markdown=None, fig=None):
     """<out_dir>/<stem>.json (with the command that made it), .md and .png; returns the path without extension."""
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, stem)
-    data = dict(command='python ' + ' '.join([os.path.basename(sys.argv[0])] + sys.argv[1:]), **data)
+    data = dict(command=command_line(), **data)
     with open(base + '.json.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves the last JSON whole
         json.dump(data, f, indent=1, default=float)
     os.replace(base + '.json.tmp', base + '.json')

@@ -6,17 +6,16 @@ and the protocol's rows, table and plot. bench.py times the same path.
 import glob
 import itertools
 import math
-import os
 import time
 
 import numpy as np
 import torch
 
-from common import fmt_ppl, md_table, Meter, plt, read_json, write_outputs
-from config import ConfigError
-from corpus import load_split
-from evaluation import extension
-from loading import data_of, kind, PRETRAINED, run_folder
+from lexgpt.common import fmt_ppl, md_table, Meter, plt, read_json, write_outputs
+from lexgpt.config import ConfigError
+from lexgpt.corpus import load_split
+from lexgpt.evaluation import extension
+from lexgpt.loading import data_of, ckpt_kind, PRETRAINED, run_folder
 from model import KVCache
 
 STYLES = ['-', '--', ':']  # line style per row
@@ -122,7 +121,7 @@ def stream_reuse(cfg):
                           f"ckpt, row, iters)")
     names, left = {o['ckpt'] for o in old['results']}, []
     for p in cfg['ckpt']:
-        if not glob.glob(p) and kind(p) not in PRETRAINED and run_folder(p)[1] + extension(cfg)[0] in names:
+        if not glob.glob(p) and ckpt_kind(p) not in PRETRAINED and run_folder(p)[1] + extension(cfg)[0] in names:
             print(f"note: {p} is not here: its rows are kept from {cfg['reuse']}")
         else:
             left.append(p)
@@ -180,5 +179,5 @@ def stream(cfg, runs, old=None):
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     data = dict(protocol='stream', settings=settings, bucket_edges=edges.tolist(), results=rows)
-    write_outputs(cfg['out_dir'] or os.path.join('results', 'stream'), cfg['name'] or 'stream', data, md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'] or 'stream', data, md, fig)
     return data

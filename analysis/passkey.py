@@ -16,11 +16,11 @@ import math
 import numpy as np
 import torch
 
-from common import EVAL_DEVICE, md_table, Meter, plt, read_json, write_outputs
-from corpus import load_meta
-from evaluation import ex_len, extension, last_positions, VARIANT_DEFAULTS, variants
-from loading import get_tokenizer, load_runs
-from config import ConfigError, run
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, read_json, write_outputs
+from lexgpt.corpus import load_meta
+from lexgpt.evaluation import ex_len, extension, last_positions, VARIANT_DEFAULTS, variants
+from lexgpt.loading import get_tokenizer, load_runs
+from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -37,7 +37,7 @@ DEFAULTS = dict(
     threads=0,                  # torch CPU threads (0: torch's default)
     reuse='',                   # a previous JSON with the same style and keys: its cells are kept, not scored again.
                                 # The JSON is rewritten after each scored cell, so a stopped run keeps what it scored
-    out_dir='results/passkey',
+    out_dir='out/passkey',
     name='passkey',             # output file stem
     **VARIANT_DEFAULTS,
     **EVAL_DEVICE,

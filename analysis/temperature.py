@@ -9,7 +9,7 @@ a grid search over 1.0..0.5), the closed forms of Propositions 5.1/5.2 and the l
 Thesis 5.4 averages over an encoder's rows, each of which sees all L keys. A causal row m sees m + 1 keys, so at
 L_ex the share of short, peaked rows changes and the statistics would drift even for a model that does not change;
 by default (rows='full') only rows that see at least L_tr keys are averaged, at L_tr and at L_ex alike. The result
-feeds extrapolate.py --temperature=2:0.95,4:0.9. Writes <out_dir>/<name>.json, .md and .png.
+feeds extrapolate.py --attn_temperature=2:0.95,4:0.9. Writes <out_dir>/<name>.json, .md and .png.
 """
 import math
 import time
@@ -17,12 +17,12 @@ import time
 import numpy as np
 import torch
 
-import fastattn
-from common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
-from corpus import draw_ends, load_split, windows
-from evaluation import ex_len
-from loading import data_of, load_runs
-from config import ConfigError, run
+from lexgpt import routes
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
+from lexgpt.corpus import draw_ends, load_split, slices
+from lexgpt.evaluation import ex_len
+from lexgpt.loading import data_of, load_runs
+from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -36,7 +36,7 @@ DEFAULTS = dict(
     regular_impl='gather',      # RegularGPT: gather (fast, C keys per query) or plain (dense)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
-    out_dir='results/attention',
+    out_dir='out/attention',
     name='attention',           # output file stem
     **EVAL_DEVICE,
 )
@@ -52,7 +52,7 @@ def first_row(rows, L, L_tr):
 class AttnStats:
     """An attention hook: per layer, the summed max-probability and entropy of the attention rows from `first`
     on, and their count. Each call sees one query block [B, H, tq, tk] (RegularGPT's sparse paths: tk = its C keys),
-    so nothing of size T x T is kept. Sized by the layers that run, model.depth(T)."""
+    so nothing of size T x T is kept. Sized by the layers that run, model.n_layers(T)."""
 
     def __init__(self, n_layer, first=0):
         self.pmax, self.ent, self.rows, self.first = np.zeros(n_layer), np.zeros(n_layer), np.zeros(n_layer), first
@@ -73,11 +73,11 @@ class AttnStats:
 @torch.inference_mode()
 def attention_stats(model, tokens, ends, L, temperature=1.0, first=0, batch_tokens=8192):
     """(per-layer, all-layer) mean P_max and entropy of the rows from `first` on, at length L and this temperature."""
-    stats = AttnStats(model.depth(L), first)
+    stats = AttnStats(model.n_layers(L), first)
     ends, B = np.asarray(ends), max(1, batch_tokens // L)
-    with model.attention(hook=stats, temperature=temperature):
+    with model.attention(hook=stats, attn_temperature=temperature):
         for i in range(0, len(ends), B):
-            model(windows(tokens, ends[i:i + B] - L, L)[0])
+            model(slices(tokens, ends[i:i + B] - L, L)[0])
     return stats.means()
 
 
@@ -138,7 +138,7 @@ def layer0_last_row_logits(model, idx):
     pos, _ = pe.positions(idx, 0, None)
     block, hd = model.transformer.h[0], cfg.head_size
     q, k, _ = block.attn.project(block.ln_1(model.embed(idx, pos)), pe, 0, pos)  # QK-norm, scale, rotation as the model's
-    k, = fastattn.repeat_kv(q, k)
+    k, = routes.repeat_kv(q, k)
     att = (q[:, :, -1:] @ k.transpose(-2, -1))[:, :, 0].float()     # [B, H, T]
     d = (pos.rel[:, -1:] - pos.rel).long()                          # [B, T] distance from the last query
     dist = torch.arange(int(d.max()) + 1, dtype=torch.float32)
@@ -156,7 +156,7 @@ def layer0_last_row_logits(model, idx):
 def layer0_closed_form_inputs(model, tokens, ends, L):
     """Thesis 5.6.1: sort each logit vector, average over vectors and heads, centre -> (sigma, P_max of its softmax);
     nan where layer 0 masks keys, which the Gaussian-logit assumption (5.1) cannot describe."""
-    idx = windows(tokens, np.asarray(ends) - L, L)[0].to(model.transformer.wte.weight.device)
+    idx = slices(tokens, np.asarray(ends) - L, L)[0].to(model.transformer.wte.weight.device)
     logits = layer0_last_row_logits(model, idx).cpu()
     v = logits.sort(dim=-1, descending=True).values.reshape(-1, logits.size(-1)).double().mean(0)
     if not torch.isfinite(v).all():
@@ -188,7 +188,7 @@ def analyse(r, cfg, split):
                 print(f"  {r.name}: L_ex={L}, tau={tau}: P_max {grid[tau][1]['pmax']:.4f} "
                       f"({time.perf_counter() - meter.t0:.0f} s)", flush=True)
         sig_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L)
-        p = dict(mult=m, L_ex=L, depth=model.depth(L), sigma_ex_layer0=sig_ex,
+        p = dict(mult=m, L_ex=L, depth=model.n_layers(L), sigma_ex_layer0=sig_ex,
                  tau_pmax=search_temperature(tr_all['pmax'], {t: g[1]['pmax'] for t, g in grid.items()}),
                  tau_entropy=search_temperature(tr_all['entropy'], {t: g[1]['entropy'] for t, g in grid.items()}),
                  tau_length_rule=length_rule(L, L_tr),
@@ -210,7 +210,7 @@ def analyse(r, cfg, split):
                            prop52=prop52_tau(L_tr, L, sig_tr, s_ex), length_rule=length_rule(L, L_tr)))
     return dict(ckpt=r.name, pe=r.pe, L_tr=L_tr, rows=cfg['rows'], segments=info, segments_at_L_tr=cfg['n_tr'],
                 at_L_tr=dict(per_layer={k: v.round(5).tolist() for k, v in tr_layers.items()}, all=tr_all,
-                             depth=model.depth(L_tr)),
+                             depth=model.n_layers(L_tr)),
                 layer0_sigma_tr=sig_tr, layer0_pmax_tr=pmax_tr0, lengths=per_len, closed_form_curves=curves)
 
 
@@ -236,7 +236,7 @@ def markdown(res):
                          prop51_text(p['tau_prop51'], res['L_tr'], p['L_ex'], res['layer0_pmax_tr'],
                                      res['layer0_sigma_tr'], p['sigma_ex_layer0']),
                          f"{p['tau_prop52']:.3f}", f"{p['tau_length_rule']:.3f}"] for p in res['lengths']])
-            + f"\nFor extrapolate.py: `--temperature={tau_arg}` (P_max alignment)\n\n")
+            + f"\nFor extrapolate.py: `--attn_temperature={tau_arg}` (P_max alignment)\n\n")
 
 
 def figure(out):

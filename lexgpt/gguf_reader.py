@@ -9,7 +9,7 @@ import re
 
 import torch
 
-from config import ConfigError
+from lexgpt.config import ConfigError
 
 # GGUF architecture -> config.json's model_type
 ARCHITECTURES = {'llama': 'llama', 'gemma3': 'gemma3_text'}

@@ -1,0 +1,10 @@
+"""The analyses: each a script, run from the repository's top as `python -m analysis.<name> --key=value`.
+Each writes out/<name>/ unless given --out_dir (results.sh names results/...).
+
+  kernels.py          thesis ch. 3: each head's learned bias (the KERPLE kernel) against distance; effective length
+  receptive_field.py  thesis ch. 4: cumulative normalised gradient, the empirical receptive field
+  temperature.py      thesis ch. 5: dispersed attention, Algorithm 1's temperature, Propositions 5.1/5.2
+  nope.py             thesis ch. 2: NoPE's attention-output variance (Lemma 2.3) and the position probe
+  passkey.py          passkey retrieval by length and needle depth
+  thesis.py           the thesis' tables beside ours, each under its own protocol, with paired t-tests
+"""

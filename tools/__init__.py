@@ -1,0 +1,5 @@
+"""Tools for measuring the code itself rather than the models, run as `python -m tools.<name>`.
+
+  bench.py  speed and memory: training and long-input evaluation per encoding, attention routes, RegularGPT, pretrained
+  lease.py  one step of `bash results.sh lease` (a lent GPU): a command under a time budget, its figures kept as JSON
+"""
