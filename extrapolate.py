@@ -23,14 +23,13 @@ and .png. Papers (../shared/papers): thesis = Chi 2024 (000), LM-Infinite = Han 
 import fnmatch
 import glob
 import itertools
-import json
 import math
 import os
 
 import numpy as np
 import torch
 
-from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, write_outputs
+from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, read_json, write_outputs
 from lexgpt.corpus import draw_ends, load_split
 from lexgpt.evaluation import (ex_len, extension, last_token_losses, nonoverlap_losses, segment_losses, sliding_losses,
                         VARIANT_DEFAULTS, variants)
@@ -133,11 +132,7 @@ def group_summary(groups, specs, lengths, rows):
 
 def read_ppl_json(path, key):
     """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing key)."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except ValueError as e:
-        raise ConfigError(f"{key}: {path} is not JSON ({e})") from None
+    data = read_json(path, key)
     fields = ('command', 'protocol', 'bits_unit', 'settings', 'lengths', 'L_tr', 'description', 'results', 'groups')
     rows_ok = isinstance(data, dict) and isinstance(data.get('results'), list) and all(
         isinstance(r, dict) and {'ckpt', 'variant', 'mult'} <= set(r) for r in data['results'])

@@ -13,7 +13,6 @@ seed text with their lines, are in thesis_tables.py.
 import glob
 import math
 import os
-import re
 
 import numpy as np
 from matplotlib.ticker import NullLocator
@@ -21,6 +20,7 @@ from scipy import stats
 
 from lexgpt.common import fmt_ppl, md_table, plt, read_json, write_outputs
 from lexgpt.config import ConfigError, run
+from lexgpt.loading import SEED
 from lexgpt.thesis_tables import T33, T34, T43, T45, T61, T64, W45
 
 DEFAULTS = dict(
@@ -47,7 +47,7 @@ PROTOCOLS = ('nonoverlap', 'last_token', 'windowed')  # the eval JSONs' name pre
 # ------------------------------------------------------------------ reading: rows -> {seed: ppl} per cell
 
 def seed_of(name):
-    m = re.fullmatch(r'(.+)-s(\d+)', name)
+    m = SEED.fullmatch(name)
     if not m:
         raise ConfigError(f"run name {name!r} has no -s<seed> suffix; thesis.py pairs runs by seed")
     return int(m.group(2))

@@ -26,6 +26,7 @@ TOKENIZERS = ('bytes', 'gpt2')
 
 PRETRAINED = ('alias', 'gguf', 'folder', 'hub')  # the kinds that pretrained.py converts
 HUB_NAME = re.compile(r'[\w.-]+(/[\w.-]+)?')  # gpt2, HuggingFaceTB/SmolLM2-135M
+SEED = re.compile(r'(.+)-s(\d+)')  # a run's folder <group>-s<seed>: runs of one group differ by their seed alone
 
 
 def ckpt_kind(name):
@@ -139,13 +140,26 @@ def load_trained(path, **overrides):
     return model.eval(), config, meta, ckpt
 
 
+Loaded = namedtuple('Loaded', 'model config meta ckpt folder path')
+
+
+def load(path, **overrides):
+    """Any name `ckpt_kind` knows -> Loaded: the model in eval mode on CPU, its training config dict, its corpus meta,
+    the checkpoint's dict ({} for a pretrained model), the run's folder name and the file read. The one place a
+    name's kind decides how it loads. overrides change model settings that leave the weights alone (window=,
+    rope_scaling= at evaluation), by rope_scaling.over_checkpoint's rule: what is asked replaces the checkpoint's,
+    the rest keeps it."""
+    if ckpt_kind(path) in PRETRAINED:  # named after the model, and never in training
+        model, config, meta = load_pretrained(path, **overrides)
+        return Loaded(model, config, meta, {}, pretrained.short_name(path), str(path))
+    file = checkpoint_file(path)
+    model, config, meta, ckpt = load_trained(file, **overrides)
+    return Loaded(model, config, meta, ckpt, os.path.basename(os.path.dirname(os.path.abspath(file))), file)
+
+
 def load_checkpoint(path, **overrides):
-    """-> (model in eval mode on CPU, training config dict, corpus meta) for any name `ckpt_kind` knows. overrides change
-    model settings that leave the weights alone (window=, rope_scaling= at evaluation), by rope_scaling.over_checkpoint's
-    rule: what is asked replaces the checkpoint's, the rest keeps it."""
-    if ckpt_kind(path) in PRETRAINED:
-        return load_pretrained(path, **overrides)
-    return load_trained(path, **overrides)[:3]
+    """-> (model, training config, corpus meta) of `load`."""
+    return load(path, **overrides)[:3]
 
 
 class Run:
@@ -153,16 +167,12 @@ class Run:
     marks evaluation-time overrides in the name (rope-s0+yarn4 in group rope+yarn4)."""
 
     def __init__(self, path, label='', **overrides):
-        if ckpt_kind(path) in PRETRAINED:  # named after the model, and never in training
-            self.path, ckpt, folder = str(path), {}, pretrained.short_name(path)
-            self.model, self.config, self.meta = load_pretrained(path, **overrides)
-        else:
-            self.path = checkpoint_file(path)
-            self.model, self.config, self.meta, ckpt = load_trained(self.path, **overrides)
-            folder = os.path.basename(os.path.dirname(os.path.abspath(self.path)))
+        self.model, self.config, self.meta, ckpt, folder, self.path = load(path, **overrides)
         self.iters = ckpt.get('iter_num')  # a checkpoint is saved at every evaluation: this says how far training got
         self.finished = self.iters is None or self.iters >= self.config.get('max_iters', 0)
-        self.name, self.group = folder + label, re.sub(r'-s\d+$', '', folder) + label
+        self.name = folder + label
+        seeded = SEED.fullmatch(folder)
+        self.group = (seeded.group(1) if seeded else folder) + label
         self.L_tr = self.model.config.block_size  # train.py trains on block_size-token windows
         self.pe = self.model.config.pe
 
