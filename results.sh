@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every table and plot in results/README.md, from the checkpoints the sweeps write:
+# Every table and plot in results/ (results/README.md lists the pages), from the checkpoints the sweeps write:
 #   python sweep.py configs/sweep_lm_tiny.py     # out/lm/<pe>-s<seed>
 #   python sweep.py configs/sweep_lm_wave2.py    # out/lm/<fire|fox|cope|xpos>-s<seed>, the methods after the seed papers
 #   python sweep.py configs/sweep_lm_rope_ssmax.py   # out/lm/rope-ssmax-s<seed>
@@ -62,7 +62,7 @@ if [ "$what" = all ] || [ "$what" = analysis ]; then
     --out_dir=results/ppl --name=t5_temperature $(reuse results/ppl/t5_temperature.json)
   python -m analysis.receptive_field --ckpt=out/lm/alibi-s0,out/lm/kerple_log-s0,out/lm/rope-s0,out/lm/fire-s0,out/lm/fox-s0,out/lm/cope-s0,out/lm/xpos-s0,out/lm/rope-ssmax-s0,out/lm/rope-rand4096-s0 \
     --length=4 --out_dir=results/erf
-  # seeds 1 and 2 of the later methods, for the claims in results/README.md about them (seed 0 is in the files above)
+  # seeds 1 and 2 of the later methods, for the claims in results/ppl/README.md about them (seed 0 is in the files above)
   python -m analysis.receptive_field --ckpt='out/lm/fire-s[12],out/lm/fox-s[12],out/lm/cope-s[12],out/lm/xpos-s[12],out/lm/rope-ssmax-s[12],out/lm/rope-rand4096-s[12]' \
     --length=4 --out_dir=results/erf --name=erf_seeds12
   python -m analysis.kernels --ckpt='out/lm/fire-s[12]' --out_dir=results/kernels --name=kernels_seeds12
@@ -74,7 +74,7 @@ fi
 if [ "$what" = all ] || [ "$what" = regular ]; then
   python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 \
     --models=regulargpt_c2,transformer,transformer_rand1024,lstm --out_dir=results/regular
-  # the dropout ablation of results/README.md: RegularGPT on the four Deletang tasks with the other dropout setting
+  # the dropout ablation of results/regular/README.md: RegularGPT on the four Deletang tasks with the other dropout setting
   python regular_lang.py --mode=table --train_missing=False --seeds=0,1,2 --models=regulargpt_c2 \
     --tasks=even_pairs,modular_arithmetic,parity_check,cycle_navigation --out_dir=results/regular/dropout_ablation
 fi
@@ -82,7 +82,7 @@ fi
 if [ "$what" = regular_runs ]; then
   # The run JSONs that `regular` tabulates (thesis Table 6.1; #5, #11), one regular_lang.py run per task, model and
   # seed, skipped where its JSON exists (so a stopped step goes on); one thread each, about 10 hours in all. Steps per
-  # task as in results/README.md; RegularGPT's parity with dropout 0.1, and dropout_ablation/ the other setting on the
+  # task as in results/regular/README.md; RegularGPT's parity with dropout 0.1, and dropout_ablation/ the other setting on the
   # four Deletang tasks. The tomita rows of seed 0 predate two options since removed (lr_decay, pad_depth: off).
   reg() {  # reg OUT_DIR MODEL SEEDS TASK:--OPTION:... ...
     local o=$1 m=$2 seeds=$3 v s; shift 3
@@ -279,7 +279,7 @@ if [ "$what" = pretrained_gpu ]; then
     n=smollm2_passkey_n4_${v%%:*}
     python -m analysis.passkey $K $(opts $v) --name=$n $(reuse $O/$n.json)
   done
-  # the H100 table of results/README.md: 4 train-split inputs with 32,768 tokens of context (the CPU has since scored
+  # the H100 table of results/pretrained_gpu/README.md: 4 train-split inputs with 32,768 tokens of context (the CPU has since scored
   # 1x and 4x on the same draws), every extension
   P="--ckpt=$M --data_dir=data/pycode-smollm2 --device=$D --out_dir=$O --split=train --lengths=0.25,0.5,1,2,4 --n=4"
   P="$P --last_k=128"
@@ -428,7 +428,7 @@ if [ "$what" = all ] || [ "$what" = stream ]; then
 fi
 
 if [ "$what" = bench ]; then
-  # the speed figures of results/README.md (#12): run on a quiet machine; ratios are against pe='none' in the same process
+  # the speed figures of results/bench/README.md (#12): run on a quiet machine; ratios are against pe='none' in the same process
   mkdir -p results/bench
   export OMP_NUM_THREADS=2
   TRAIN_PES=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope

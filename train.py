@@ -6,8 +6,21 @@ Train a GPT on data/<dataset>/{train,val}.bin: on CPU, on one GPU, or on many GP
   torchrun --standalone --nproc_per_node=8 train.py configs/thesis_162m.py --pe=rope
   torchrun --nnodes=2 --node_rank=0 --master_addr=10.0.0.1 --master_port=29500 --nproc_per_node=8 train.py ...
 
-Every eval_interval iterations: loss estimates, out_dir/log.{csv,json} and an atomic out_dir/ckpt.pt that holds
-everything needed to continue bit-for-bit (model, optimizer, RNG states, data-sampling generator, log so far).
+  python train.py configs/tiny.py --init_from=out/tiny-rope/ckpt.pt --block_size=1024 --rope_scaling=yarn \
+      --rope_scale=4 --max_iters=200 --out_dir=out/tiny-rope-yarn        # fine-tune at 4x the length
+
+Every eval_interval iterations: loss estimates, out_dir/log.{csv,json} and an atomic out_dir/ckpt.pt (a temporary
+file, then a rename) that holds everything needed to continue bit-for-bit (model, optimizer, RNG states,
+data-sampling generator, log so far); at the end loss.png. init_from=auto resumes when out_dir holds a checkpoint.
+A non-finite loss stops the run and leaves the last checkpoint as it was. Checkpoints are read with
+weights_only=True, so a downloaded one cannot run code. gradient_accumulation_steps counts the micro-batches of all
+processes together, so the data order does not depend on their number. configs/thesis_162m.py follows the
+authors' GPT-NeoX settings. On a busy CPU prefix OMP_NUM_THREADS=1.
+
+A fine-tune (init_from=<checkpoint or pretrained model>) takes the settings of FINETUNE_KEYS you give (those that
+leave the weights' shapes alone: block_size, dropout, window, the RoPE extension, ...) and keeps the checkpoint's
+for every other one: a Mistral keeps its sliding window and a Llama 3.1 its scaling unless told (--window=0). Its
+first line names each such setting with where it came from; an architecture setting given is reported as unused.
 """
 import csv
 import dataclasses
