@@ -31,7 +31,8 @@ class Settings(dict):
 def given(settings, defaults):
     """The keys a config file or the command line set (--window=0 too, though it equals the default), and any key
     whose value differs from the default (a caller changed the dict, or built it without parse_config)."""
-    return set(getattr(settings, 'given', ())) | {k for k, v in settings.items() if k not in defaults or v != defaults[k]}
+    changed = {k for k, v in settings.items() if k not in defaults or v != defaults[k]}
+    return set(getattr(settings, 'given', ())) | changed
 
 
 def _typed(key, value, default, where):

@@ -91,10 +91,12 @@ def test_real_config_files_are_valid():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tiny = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', 'tiny.py')])
     assert (tiny['n_layer'], tiny['n_embd'], tiny['block_size'], tiny['pe']) == (4, 128, 256, 'alibi')
-    thesis = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')])
+    thesis_files = [os.path.join(root, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')]
+    thesis = parse_config(train.DEFAULTS, thesis_files)
     assert (thesis['n_layer'], thesis['block_size'], thesis['pe'], thesis['chunk_size']) == (12, 512, 'regular', 128)
-    runs = dict(sweep_lm_tiny=45, sweep_lm_long=4, sweep_dyck=36, sweep_lm_wave2=12, sweep_lm_rope_ssmax=3, sweep_lm_rope_random=3,
-                sweep_rope_finetune=9, sweep_deletang_random=12, sweep_demo=2, sweep_lm_regular=6)
+    runs = dict(sweep_lm_tiny=45, sweep_lm_long=4, sweep_dyck=36, sweep_lm_wave2=12, sweep_lm_rope_ssmax=3,
+                sweep_lm_rope_random=3, sweep_rope_finetune=9, sweep_deletang_random=12, sweep_demo=2,
+                sweep_lm_regular=6)
     assert sorted(runs) == sorted(f[:-3] for f in os.listdir(os.path.join(root, 'configs')) if f.startswith('sweep_'))
     for name, n in runs.items():
         cfg = parse_config(sweep.DEFAULTS, [os.path.join(root, 'configs', f'{name}.py')])
