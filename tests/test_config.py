@@ -85,6 +85,19 @@ def test_help_lists_keys_with_their_comments(tmp_path, monkeypatch):
     assert "--name='a'" in str(e.value)
 
 
+def test_help_joins_a_comment_continued_in_its_column(tmp_path, monkeypatch):
+    """A long comment goes on under its own # (lines stay within 120): --help shows all of it, and a comment at the
+    keys' indentation (the next group's heading) stays out."""
+    script = tmp_path / 'script.py'
+    script.write_text("DEFAULTS = dict(\n    lr=0.1,    # the step size,\n               # halved at the end\n"
+                      "    # sizes\n    n=2,       # items\n)\n")
+    monkeypatch.setattr('sys.argv', [str(script), '--help'])
+    with pytest.raises(SystemExit) as e:
+        parse_config(dict(lr=0.1, n=2), ['--help'])
+    assert "--lr=0.1  # the step size, halved at the end\n" in str(e.value)
+    assert "--n=2  # items" in str(e.value) and 'sizes' not in str(e.value)
+
+
 def test_real_config_files_are_valid():
     import train
     import sweep
