@@ -12,8 +12,8 @@ averaged over the test lengths (Deletang tasks: trained on 1..40, tested on 41..
 
 Models read the answer at the last position. GPT models get the classes as extra vocabulary entries and
 read their logits there (the input never contains them); RegularGPT's input is left-padded with a pad symbol
-to a power of C (see GPTClassifier for why masking alone cannot work). Outputs go to out_dir: one JSON per run (per-length
-accuracies, score, settings), plots as PNG next to JSON, and for --mode=table the Table 6.1/6.2 layouts.
+to a power of C (see GPTClassifier for why masking alone cannot work). Outputs go to out_dir: one JSON per run
+(per-length accuracies, score, settings), plots as PNG next to JSON, and for --mode=table the Table 6.1/6.2 layouts.
 """
 import json
 import os
@@ -55,7 +55,8 @@ DEFAULTS = dict(
     train_max_len=0,            # train on the usable lengths 1..train_max_len
     test_min_len=0,             # test from this length
     test_max_len=0,             # test up to this length
-    test_stride=0,              # test every test_stride-th length (plus the last); 0: 10 for Deletang (460 lengths), else 1
+    test_stride=0,              # test every test_stride-th length (plus the last);
+                                # 0: 10 for Deletang (460 lengths), else 1
     test_samples=32,            # strings per test length (the test set is seeded, and the same for every model)
     eval_batch=64,              # strings per forward pass at test time
     p_one=0.5,                  # parity_check: P(sigma_i = 1) during training
@@ -195,22 +196,26 @@ def train_run(cfg, plot=True):
         opt.step()
         losses.append(loss.item())
         if step % 250 == 0 or step == cfg['max_steps'] - 1:
-            print(f"{run_name(cfg)} step {step} L={L} loss {np.mean(losses[-50:]):.4f} {time.time() - t0:.0f}s", flush=True)
+            print(f"{run_name(cfg)} step {step} L={L} loss {np.mean(losses[-50:]):.4f} {time.time() - t0:.0f}s",
+                  flush=True)
     train_time = time.time() - t0
     t0 = time.time()
     acc = evaluate(model, task, test_lengths, cfg)
     same = evaluate(model, task, train_lengths[-1:], cfg)[train_lengths[-1]]
     res = dict(command=command_line(), run=run_name(cfg), task=task.name, model=cfg['model'], seed=cfg['seed'],
-               score=float(np.mean(list(acc.values()))), same_length_acc=same, per_length={str(k): v for k, v in acc.items()},
+               score=float(np.mean(list(acc.values()))), same_length_acc=same,
+               per_length={str(k): v for k, v in acc.items()},
                train_lengths=[train_lengths[0], train_lengths[-1]], test_lengths=[test_lengths[0], test_lengths[-1]],
                n_test_lengths=len(test_lengths), train_time_s=round(train_time, 1),
                n_params=sum(p.numel() for p in model.parameters()),
                loss_curve=[float(np.mean(losses[i:i + 50])) for i in range(0, len(losses), 50)],
                config={k: v for k, v in cfg.items() if k not in ('tasks', 'models', 'seeds')})
     if task.name == 'parity_check' and cfg['p_sweep']:  # Table 6.2: same length (train max) and extrapolation
-        res['p_sweep'] = {str(p): dict(same=evaluate(model, task, train_lengths[-1:], cfg, p)[train_lengths[-1]],
-                                       extrapolation=float(np.mean(list(evaluate(model, task, test_lengths[::cfg['sweep_stride']], cfg, p).values()))))
-                          for p in cfg['p_sweep']}
+        res['p_sweep'] = {}
+        for p in cfg['p_sweep']:
+            same_p = evaluate(model, task, train_lengths[-1:], cfg, p)[train_lengths[-1]]
+            longer = evaluate(model, task, test_lengths[::cfg['sweep_stride']], cfg, p)
+            res['p_sweep'][str(p)] = dict(same=same_p, extrapolation=float(np.mean(list(longer.values()))))
     res['eval_time_s'] = round(time.time() - t0, 1)
     os.makedirs(cfg['out_dir'], exist_ok=True)
     path = os.path.join(cfg['out_dir'], run_name(cfg))
@@ -259,8 +264,9 @@ def pca_plot(model, task, png, L=500, n=4):
     keep = np.random.default_rng(0).permutation(len(P))[:4000]
     sc = ax.scatter(P[keep, 0], P[keep, 1], c=lab[keep], cmap='tab10', s=4, vmin=0, vmax=9)
     ax.legend(*sc.legend_elements(), title='transition', fontsize=7, loc='best')
+    top2 = 100 * (s[:2] ** 2).sum() / (s ** 2).sum()  # % of the variance on PC1 and PC2
     ax.set_title(f'{task.name}: layer outputs, L={L}, all {H.shape[1]} layers\n'
-                 f'PC1+2 = {100 * (s[:2] ** 2).sum() / (s ** 2).sum():.0f}% var, transition explains {100 * explained:.0f}%',
+                 f'PC1+2 = {top2:.0f}% var, transition explains {100 * explained:.0f}%',
                  fontsize=8)
     ax.set_xlabel('PC1'), ax.set_ylabel('PC2')
     fig.tight_layout()
@@ -315,7 +321,8 @@ def plot_lengths(results, task, png, chunk_size):
                 ls=['-', '--', ':'][i % 3])
     tested = [int(k) for r in results.values() for k in r[0]['per_length']]
     lo, hi = min(tested), max(tested)
-    for C in sorted({chunk_of(m, chunk_size) for m in results} - {None}):  # RegularGPT gains a level after each power of C
+    # RegularGPT gains a level after each power of C
+    for C in sorted({chunk_of(m, chunk_size) for m in results} - {None}):
         for k in range(1, n_levels(hi, C)):
             if lo <= C ** k < hi:
                 ax.axvline(C ** k + 0.5, color='0.75', lw=0.8, zorder=0)
@@ -375,7 +382,8 @@ def table(cfg):
                 continue
             sc = [100 * r['score'] for r in runs[t][m]]
             summary[f'{t}/{m}'] = dict(max=max(sc), avg=float(np.mean(sc)), seeds=len(sc), scores=sc)
-            drop = sorted({r.get('config', {}).get('dropout', 0.0) for r in runs[t][m]})  # tuned per task (results/README.md)
+            # dropout is tuned per task (results/README.md)
+            drop = sorted({r.get('config', {}).get('dropout', 0.0) for r in runs[t][m]})
             note = ', dropout ' + '/'.join(f'{d:g}' for d in drop) if drop != [0.0] else ''
             cells.append(f'{max(sc):.1f} / {np.mean(sc):.1f} ({len(sc)}{note})')
         rows.append([t] + cells + list(THESIS_6_1[t]))
@@ -384,7 +392,8 @@ def table(cfg):
     text = ('Extrapolation accuracy, Max / Avg over seeds (number of seeds), in %: Deletang tasks trained on 1..40 and '
             'tested on 41..500, Bhattamishra tasks trained on 1..50 and tested on 51..100.\n\n' +
             md_table(['Task'] + cfg['models'] + thesis, rows))
-    sweep = [(m, r['p_sweep']) for m in cfg['models'] for r in runs.get('parity_check', {}).get(m, []) if 'p_sweep' in r]
+    sweep = [(m, r['p_sweep']) for m in cfg['models']
+             for r in runs.get('parity_check', {}).get(m, []) if 'p_sweep' in r]
     if sweep:
         ps = list(sweep[0][1])
         text += '\nPARITY with P(sigma_i = 1) changed at test time (Table 6.2), mean over seeds, in %:\n\n'

@@ -16,7 +16,8 @@ from lexgpt.loading import get_tokenizer, load_checkpoint
 from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
-    ckpt='out/tiny-alibi',      # a checkpoint file, a directory holding ckpt.pt, or a pretrained model (smollm2, .gguf, HF)
+    ckpt='out/tiny-alibi',      # a checkpoint file, a directory holding ckpt.pt, or a pretrained model
+                                # (smollm2, .gguf, HF)
     start='\n',                 # the prompt; FILE:path reads it from a file
     max_new_tokens=500,
     temperature=0.8,            # 0: always the most likely token (greedy)
@@ -33,8 +34,9 @@ DEFAULTS = dict(
 def main(cfg):
     """Print num_samples continuations and return them as a LongTensor [num_samples, prompt + max_new_tokens]."""
     for key in ('max_new_tokens', 'num_samples', 'cache_window', 'n_starting'):
-        if cfg[key] < (1 if key in ('max_new_tokens', 'num_samples') else 0):
-            raise ConfigError(f"{key}={cfg[key]} must be {'positive' if key in ('max_new_tokens', 'num_samples') else '>= 0'}")
+        positive = key in ('max_new_tokens', 'num_samples')
+        if cfg[key] < (1 if positive else 0):
+            raise ConfigError(f"{key}={cfg[key]} must be {'positive' if positive else '>= 0'}")
     if cfg['top_k'] is not None and (cfg['top_k'] != int(cfg['top_k']) or cfg['top_k'] < 1):
         raise ConfigError(f"top_k={cfg['top_k']} must be a whole number >= 1, or None (the whole distribution)")
     if cfg['temperature'] < 0:

@@ -52,7 +52,8 @@ def command(cfg, point):
     if out:
         argv.append(f'--out_dir={out}')
     if os.path.basename(cfg['script']) == 'train.py':
-        # resume a run that was stopped; a fine-tune (its own --init_from=<checkpoint>) starts from that until it has one
+        # resume a run that was stopped; a fine-tune (its own --init_from=<checkpoint>) starts from that until it
+        # has one
         fine_tune = any(a.startswith('--init_from=') for a in argv)
         if not fine_tune or os.path.exists(os.path.join(out, 'ckpt.pt')):
             argv.append('--init_from=auto')

@@ -47,8 +47,9 @@ from model import GPTConfig, make_model
 DEFAULTS = dict(
     # I/O
     out_dir='out',
-    init_from='scratch',  # 'scratch', 'resume' (out_dir/ckpt.pt), 'auto' (resume if it exists), or a checkpoint to fine-tune:
-                          # train.py's, or a pretrained model (smollm2, a .gguf file, a Hugging Face folder or hub name)
+    init_from='scratch',  # 'scratch', 'resume' (out_dir/ckpt.pt), 'auto' (resume if it exists), or a checkpoint
+                          # to fine-tune: train.py's, or a pretrained model (smollm2, a .gguf file, a Hugging Face
+                          # folder or hub name)
     flex=True,  # on CUDA, attention with a bias through FlexAttention (False: SDPA with float masks)
     eval_interval=250,  # estimate losses, write the logs and the checkpoint every this many iterations
     eval_iters=50,  # batches per split in each loss estimate
@@ -201,7 +202,8 @@ def kept(ckpt_path):
 
 
 def check_choices(cfg):
-    for key, allowed in [('init_from', ('scratch', 'resume', 'auto')), ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
+    for key, allowed in [('init_from', ('scratch', 'resume', 'auto')),
+                         ('dtype', ('auto', 'float32', 'bfloat16', 'float16')),
                          ('backend', ('auto', 'nccl', 'gloo'))]:
         value = cfg.get(key, '')
         fine_tune = key == 'init_from' and (os.path.exists(value) or ckpt_kind(value) in PRETRAINED)
@@ -287,7 +289,8 @@ def build_model(cfg, ckpt_path, master, given=()):
         if not os.path.exists(ckpt_path):
             raise FileNotFoundError(f"init_from='resume' but there is no {ckpt_path}")
         ckpt = read_checkpoint(ckpt_path)
-        model_args = dict(ckpt['model_args'], flex=cfg['flex'])  # the architecture is the checkpoint's, whatever the config says
+        # the architecture is the checkpoint's, whatever the config says
+        model_args = dict(ckpt['model_args'], flex=cfg['flex'])
         changed = sorted(k for k, v in ckpt['config'].items() if k in cfg and cfg[k] != v and k != 'init_from')
         if master and changed:
             print(f"note: resuming with settings that differ from the checkpoint's: {', '.join(changed)}")
@@ -310,7 +313,8 @@ def build_model(cfg, ckpt_path, master, given=()):
 
 
 def load_data(cfg):
-    """-> (the train and val .bin paths, their token counts, meta.json); vocab_size and bipe_sep_ids default to meta's."""
+    """-> (the train and val .bin paths, their token counts, meta.json); vocab_size and bipe_sep_ids default to
+    meta's."""
     data_dir = data_folder(cfg['dataset'], cfg['data_dir'])
     paths = {split: split_path(data_dir, split) for split in ('train', 'val')}
     meta = load_meta(data_dir)
@@ -387,6 +391,13 @@ def train_step(cfg, model, train_model, optimizer, scaler, batches, ctx, ddp, wo
     return lossf
 
 
+def seed_process(seed):
+    """Seed Python's, numpy's and torch's random generators."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
 def _train(cfg, device, ddp, rank, world, given):
     master = rank == 0
     device_type = 'cuda' if device.startswith('cuda') else 'cpu'
@@ -400,9 +411,7 @@ def _train(cfg, device, ddp, rank, world, given):
     ids = meta.get('dtype', 'uint16')  # of the token files, read once rather than per batch
     bytes_tokenizer = meta.get('tokenizer') == 'bytes'
 
-    random.seed(cfg['seed'] + rank)
-    np.random.seed(cfg['seed'] + rank)
-    torch.manual_seed(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
+    seed_process(cfg['seed'] + rank)  # dropout differs per process; DDP copies rank 0's initial weights
     model, model_args, ckpt = build_model(cfg, ckpt_path, master, given)
     iter_num, best_val_loss, log_rows, elapsed = (0, float('inf'), [], 0.0) if ckpt is None else \
         (ckpt['iter_num'], ckpt['best_val_loss'], ckpt['log'], ckpt['elapsed'])  # the saved log ends at the checkpoint
@@ -455,7 +464,8 @@ def _train(cfg, device, ddp, rank, world, given):
                            f" at iter {iter_num}{stop}")
         dt = time.time() - t0
         if master and iter_num % cfg['log_interval'] == 0:
-            log_row(out_dir, log_rows, iter=iter_num, train_loss=lossf, val_loss=None, lr=lr, time=time.time() - t_start)
+            log_row(out_dir, log_rows, iter=iter_num, train_loss=lossf, val_loss=None, lr=lr,
+                    time=time.time() - t_start)
             mfu = f", mfu {100 * model.estimate_mfu(cfg['batch_size'] * n_micro, dt):.1f}% of an A100" \
                 if device_type == 'cuda' else ''
             print(f"iter {iter_num}: loss {lossf:.4f}, lr {lr:.2e}, {dt * 1000:.0f} ms, "

@@ -42,7 +42,8 @@ def random_nope(d, H, L, sigma, n_layer=1, seed=0):
     """The random model of thesis 2.3: pe='none', no biases, every weight matrix i.i.d. N(0, sigma^2) (W_o too: no
     GPT-2 depth scaling), LayerNorm with gamma = 1, beta = 0; inputs are fed through a hook on wte (run_on_vectors)."""
     torch.manual_seed(seed)
-    model = GPT(GPTConfig(vocab_size=2, block_size=L, n_layer=n_layer, n_head=H, n_embd=d, pe='none', bias=False)).eval()
+    config = GPTConfig(vocab_size=2, block_size=L, n_layer=n_layer, n_head=H, n_embd=d, pe='none', bias=False)
+    model = GPT(config).eval()
     with torch.no_grad():
         for mod in model.modules():
             if isinstance(mod, nn.Linear):

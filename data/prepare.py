@@ -41,8 +41,9 @@ from lexgpt.config import ConfigError
 DEFAULTS = dict(
     corpus='pycode',            # pycode | kjv | openwebtext2 | arxiv | github | pg19
     out_dir='',                 # where the files go ('' = data/<corpus>)
-    tokenizer='',               # bytes | gpt2 | a pretrained model's (smollm2, a .gguf, a HF folder or hub name; out_dir
-                                # data/<corpus>-<model>) ('' = the corpus's own: bytes for pycode and kjv, gpt2 else)
+    tokenizer='',               # bytes | gpt2 | a pretrained model's (smollm2, a .gguf, a HF folder or hub
+                                # name; out_dir data/<corpus>-<model>) ('' = the corpus's own: bytes for pycode
+                                # and kjv, gpt2 else)
     bos=False,                  # put the tokenizer's BOS id before each document (pretrained tokenizers that have one)
     src_dir='',                 # pycode: the tree of .py files ('' = this Python's standard library)
     max_files=0,                # pycode: keep only the first N usable files, sorted by path (0 = all)
@@ -51,7 +52,8 @@ DEFAULTS = dict(
     dataset_config='',          # hub corpora: the hub dataset's config name ('' = none)
     text_field='text',          # hub corpora and text_file=*.jsonl: the field that holds a document
     text_file='',               # hub corpora: a local .txt or .jsonl read instead of the hub (no network)
-    max_docs=0,                 # hub corpora: at most this many documents from each hub split, or from text_file (0 = all)
+    max_docs=0,                 # hub corpora: at most this many documents from each hub split, or from text_file
+                                # (0 = all)
 )
 SPLITS = ('train', 'val', 'test')
 SHARED_KEYS = ('corpus', 'out_dir', 'tokenizer', 'bos')
@@ -70,13 +72,15 @@ def hash_split(key, val_frac=0.05, test_frac=0.05):
 
 
 def token_dtype(tok):
-    """uint16 where every id fits, else uint32 (pretrained vocabularies of 65,536 ids and more); meta.json says which."""
+    """uint16 where every id fits, else uint32 (pretrained vocabularies of 65,536 ids and more); meta.json says
+    which."""
     return np.uint16 if tok.vocab_size <= 2**16 else np.uint32
 
 
 def batch_encoder(tok, bos=None):
-    """list[str] -> [ids as token_dtype] with tok's ids, bos (an id) before each. GPT-2 goes through tiktoken's threaded batch encoder, which gives
-    the ids of tok.encode (encode_ordinary: an '<|endoftext|>' in a text stays text) many times faster."""
+    """list[str] -> [ids as token_dtype] with tok's ids, bos (an id) before each. GPT-2 goes through tiktoken's
+    threaded batch encoder, which gives the ids of tok.encode (encode_ordinary: an '<|endoftext|>' in a text stays
+    text) many times faster."""
     if tok.name == 'gpt2':
         import tiktoken  # get_tokenizer('gpt2') has loaded it already, so this neither fails nor downloads
         bpe = tiktoken.get_encoding('gpt2')
@@ -139,10 +143,11 @@ def _write(out_dir, docs, tok, source, batch, bos):
             f.close()
     for s in SPLITS:
         if not starts[s]:  # np.memmap cannot open an empty file, so fail here rather than in training
-            raise ValueError(f"split {s!r} got no documents ({sum(map(len, starts.values()))} in all); give it more data")
+            n_docs = sum(map(len, starts.values()))
+            raise ValueError(f"split {s!r} got no documents ({n_docs} in all); give it more data")
         np.save(os.path.join(out_dir, f'{s}_docs.npy'), np.array(starts[s], dtype=np.int64))
-    meta = dict(tokenizer=tok.name, vocab_size=tok.vocab_size, sep_ids=tok.sep_ids, eot=tok.eot, dtype=np.dtype(dtype).name,
-                bos=tok.bos if bos else None,
+    meta = dict(tokenizer=tok.name, vocab_size=tok.vocab_size, sep_ids=tok.sep_ids, eot=tok.eot,
+                dtype=np.dtype(dtype).name, bos=tok.bos if bos else None,
                 docs={s: len(starts[s]) for s in SPLITS}, tokens=dict(ntok), source=source)
     with open(meta_path, 'w') as f:
         json.dump(meta, f, indent=2)

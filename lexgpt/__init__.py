@@ -3,7 +3,8 @@
   config.py         the one config mechanism: a script's DEFAULTS, configs/*.py, then --key=value
   common.py         device and precision, one training step, result files (with their command), time and memory
   corpus.py         the corpora on disk (data/<name>/) and the slices of text drawn from them
-  evaluation.py     the protocols' per-token losses (last-token, non-overlapping, sliding), attention variants, ERF tools
+  evaluation.py     the protocols' per-token losses (last-token, non-overlapping, sliding), attention variants,
+                    ERF tools
   streaming.py      one long text through a bounded KV cache (extrapolate.py --protocol=stream)
   loading.py        what a --ckpt name is (train.py checkpoint, alias, GGUF, folder, hub name), decided once; tokenizers
   pretrained.py     pretrained families (Llama, Mistral, Qwen2, SmolLM, GPT-NeoX, GPT-2, Gemma 3) into model.GPT

@@ -48,7 +48,8 @@ def precision(device_type, dtype):
     return dtype, torch.autocast(device_type=device_type, dtype=getattr(torch, dtype))
 
 
-EVAL_DEVICE = dict(device='cpu', dtype='float32')  # the evaluation scripts' options: cuda and bfloat16 for a large model
+# the evaluation scripts' options: cuda and bfloat16 for a large model
+EVAL_DEVICE = dict(device='cpu', dtype='float32')
 
 
 def on_device(model, device='cpu', dtype='float32'):

@@ -31,7 +31,8 @@ class Settings(dict):
 def given(settings, defaults):
     """The keys a config file or the command line set (--window=0 too, though it equals the default), and any key
     whose value differs from the default (a caller changed the dict, or built it without parse_config)."""
-    return set(getattr(settings, 'given', ())) | {k for k, v in settings.items() if k not in defaults or v != defaults[k]}
+    changed = {k for k, v in settings.items() if k not in defaults or v != defaults[k]}
+    return set(getattr(settings, 'given', ())) | changed
 
 
 def _typed(key, value, default, where):
@@ -86,16 +87,30 @@ def _parse_value(text, default):
 
 def _comments():
     """key -> the comment on its line in the defaults of the running script, or of the shared keys (common.py's
-    EVAL_DEVICE, evaluation.py's VARIANT_DEFAULTS)."""
+    EVAL_DEVICE, evaluation.py's VARIANT_DEFAULTS), with the comment lines under it that start in the same column."""
     notes, here = {}, os.path.dirname(os.path.abspath(__file__))
     for path in (sys.argv[0], os.path.join(here, 'common.py'), os.path.join(here, 'evaluation.py')):
         try:
             with open(path) as f:
-                for m in re.finditer(r'^\s+(\w+)=.*?#\s*(.*)$', f.read(), re.M):
-                    notes.setdefault(m.group(1), m.group(2))  # the first one is the defaults' line
+                text = f.read()
         except OSError:
-            pass
+            continue
+        for m in re.finditer(r'^\s+(\w+)=.*?#\s*(.*)$', text, re.M):
+            if m.group(1) not in notes:  # the first one is the defaults' line
+                notes[m.group(1)] = m.group(2) + _continued(text, m.end())
     return notes
+
+
+def _continued(text, end):
+    """The comment lines right after position `end` whose # is in the column of the # on end's line, joined."""
+    start = text.rfind('\n', 0, end) + 1
+    column = text.index('#', start) - start
+    more = ''
+    for line in text[end + 1:].split('\n'):
+        if not (line[:column].isspace() and line[column:column + 1] == '#'):
+            break
+        more += ' ' + line[column + 1:].strip()
+    return more
 
 
 def usage(defaults, doc=''):

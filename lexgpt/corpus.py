@@ -94,7 +94,8 @@ def draw_ends(split, context, n, seed):
     room = np.clip(ends - starts - context, 0, None)  # valid e: start + context .. end - 1
     total = int(room.sum())
     if total == 0:
-        raise ConfigError(f"no document of {split.name} has more than {context} tokens; use shorter lengths or another split")
+        raise ConfigError(f"no document of {split.name} has more than {context} tokens; "
+                          "use shorter lengths or another split")
     take = min(n, total)
     pick = np.sort(np.random.default_rng(seed).choice(total, size=take, replace=False))
     cum = np.cumsum(room)

@@ -49,10 +49,12 @@ def read_gguf(path):
     gemma = hf['model_type'] == 'gemma3_text'
     tensors = {}
     for x in reader.tensors:
-        w = torch.from_numpy(dequantize(x.data, x.tensor_type).reshape([int(n) for n in reversed(x.shape)]).copy()).float()
+        shape = [int(n) for n in reversed(x.shape)]
+        w = torch.from_numpy(dequantize(x.data, x.tensor_type).reshape(shape).copy()).float()
         # llama.cpp's converter writes Gemma's norm weights as 1 + w (convert_hf_to_gguf.py, Gemma3Model): undone, as
         # transformers' GGUF loader does, so that the one Gemma 3 converter reads both
-        tensors[gguf_name(x.name, GEMMA3_LAYER if gemma else GGUF_LAYER)] = w - 1 if gemma and x.name.endswith('norm.weight') else w
+        name = gguf_name(x.name, GEMMA3_LAYER if gemma else GGUF_LAYER)
+        tensors[name] = w - 1 if gemma and x.name.endswith('norm.weight') else w
     for i in range(hf['num_hidden_layers'] if not gemma else 0):  # Gemma rotates halves (llama.cpp's NEOX rope) already
         for x, heads in (('q', hf['num_attention_heads']), ('k', hf['num_key_value_heads'])):
             for kind in ('weight', 'bias'):  # llama.cpp's Llama converter interleaves the rotary pairs: undo it
@@ -73,8 +75,8 @@ def gguf_config(meta, shapes):
         refuse(f"GGUF rope scaling ({g('rope.scaling.type', 'rope_freqs')})", "supported in GGUF: none; pass the "
                "model's Hugging Face folder")
     H = g('attention.head_count')
-    hf = dict(model_type=ARCHITECTURES[arch], vocab_size=shapes['token_embd.weight'][0], hidden_size=g('embedding_length'),
-              num_hidden_layers=g('block_count'), num_attention_heads=H,
+    hf = dict(model_type=ARCHITECTURES[arch], vocab_size=shapes['token_embd.weight'][0],
+              hidden_size=g('embedding_length'), num_hidden_layers=g('block_count'), num_attention_heads=H,
               num_key_value_heads=g('attention.head_count_kv') or H, intermediate_size=g('feed_forward_length'),
               rms_norm_eps=g('attention.layer_norm_rms_epsilon'), max_position_embeddings=g('context_length'),
               rope_theta=g('rope.freq_base', 10000.0), head_dim=g('attention.key_length') or g('embedding_length') // H,
@@ -116,8 +118,10 @@ def unpermute(w, heads):
 GPT2_SPLIT = ('default', 'gpt2', 'gpt-2')
 DIGITS_SPLIT = ('smollm', 'starcoder', 'refact', 'codeshell')  # digits one by one, then GPT-2's split
 REGEX_SPLIT = {
-    'llama-bpe': r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
-    'qwen2': r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    'llama-bpe': (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+                  r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
+    'qwen2': (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
+              r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"),
 }
 
 
@@ -142,7 +146,8 @@ def gguf_tokenizer(path):
     # control (3) tokens such as <|endoftext|> stay whole as special tokens, user-defined (4) ones as added tokens
     tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t, k in zip(tokens, types) if k == 3])
     vocab = tok.get_vocab()  # (a user-defined token respelled away, Gemma's runs of spaces, is not added again)
-    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t, k in zip(tokens, types) if k == 4 and t in vocab])
+    user_defined = [t for t, k in zip(tokens, types) if k == 4 and t in vocab]
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in user_defined])
     bos = meta.get('tokenizer.ggml.bos_token_id') if meta.get('tokenizer.ggml.add_bos_token', False) else None
     return tok, bos, meta.get('tokenizer.ggml.eos_token_id')
 

@@ -36,11 +36,13 @@ def check(config):
     fast, slow = band(config)
     if (min(config.rope_beta_fast, config.rope_beta_slow, config.rope_attn_factor, config.rope_original_len) < 0
             or (fast <= slow and config.rope_scaling in ('yarn', 'llama3'))):
-        raise ValueError(f"rope_beta_fast={config.rope_beta_fast}, rope_beta_slow={config.rope_beta_slow}, rope_attn_factor="
-                         f"{config.rope_attn_factor}, rope_original_len={config.rope_original_len}: each must be >= 0 "
-                         f"(0: the default) and the band's ends in turns must satisfy beta_fast > beta_slow")
+        raise ValueError(f"rope_beta_fast={config.rope_beta_fast}, rope_beta_slow={config.rope_beta_slow}, "
+                         f"rope_attn_factor={config.rope_attn_factor}, rope_original_len={config.rope_original_len}: "
+                         f"each must be >= 0 (0: the default) "
+                         f"and the band's ends in turns must satisfy beta_fast > beta_slow")
     if config.rope_scaling == 'dynamic' and config.pe.startswith('bipe'):
-        raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; pe={config.pe!r} rotates by segment")
+        raise ValueError(f"rope_scaling='dynamic' follows the input's length in tokens; "
+                         f"pe={config.pe!r} rotates by segment")
 
 
 def band(config):
@@ -51,8 +53,9 @@ def band(config):
 
 
 def layer_frequencies(config, dim, length=0):
-    """(inverse frequencies, factor on q and k) of every layer, each at its own base (GPTConfig.layer_attn) and extended
-    where config.layer(layer) says: [dim/2] and a float when the layers rotate alike, else [n_layer, dim/2] and a list."""
+    """(inverse frequencies, factor on q and k) of every layer, each at its own base (GPTConfig.layer_attn) and
+    extended where config.layer(layer) says: [dim/2] and a float when the layers rotate alike, else [n_layer, dim/2]
+    and a list."""
     kinds = [config.layer(i)[1:] for i in range(config.n_layer)]  # (base, extended) of each layer
     made = {k: frequencies(config, dim, length, *k) for k in set(kinds)}  # each kind of layer once
     if len(made) == 1:

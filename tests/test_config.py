@@ -85,16 +85,31 @@ def test_help_lists_keys_with_their_comments(tmp_path, monkeypatch):
     assert "--name='a'" in str(e.value)
 
 
+def test_help_joins_a_comment_continued_in_its_column(tmp_path, monkeypatch):
+    """A long comment goes on under its own # (lines stay within 120): --help shows all of it, and a comment at the
+    keys' indentation (the next group's heading) stays out."""
+    script = tmp_path / 'script.py'
+    script.write_text("DEFAULTS = dict(\n    lr=0.1,    # the step size,\n               # halved at the end\n"
+                      "    # sizes\n    n=2,       # items\n)\n")
+    monkeypatch.setattr('sys.argv', [str(script), '--help'])
+    with pytest.raises(SystemExit) as e:
+        parse_config(dict(lr=0.1, n=2), ['--help'])
+    assert "--lr=0.1  # the step size, halved at the end\n" in str(e.value)
+    assert "--n=2  # items" in str(e.value) and 'sizes' not in str(e.value)
+
+
 def test_real_config_files_are_valid():
     import train
     import sweep
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     tiny = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', 'tiny.py')])
     assert (tiny['n_layer'], tiny['n_embd'], tiny['block_size'], tiny['pe']) == (4, 128, 256, 'alibi')
-    thesis = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')])
+    thesis_files = [os.path.join(root, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')]
+    thesis = parse_config(train.DEFAULTS, thesis_files)
     assert (thesis['n_layer'], thesis['block_size'], thesis['pe'], thesis['chunk_size']) == (12, 512, 'regular', 128)
-    runs = dict(sweep_lm_tiny=45, sweep_lm_long=4, sweep_dyck=36, sweep_lm_wave2=12, sweep_lm_rope_ssmax=3, sweep_lm_rope_random=3,
-                sweep_rope_finetune=9, sweep_deletang_random=12, sweep_demo=2, sweep_lm_regular=6)
+    runs = dict(sweep_lm_tiny=45, sweep_lm_long=4, sweep_dyck=36, sweep_lm_wave2=12, sweep_lm_rope_ssmax=3,
+                sweep_lm_rope_random=3, sweep_rope_finetune=9, sweep_deletang_random=12, sweep_demo=2,
+                sweep_lm_regular=6)
     assert sorted(runs) == sorted(f[:-3] for f in os.listdir(os.path.join(root, 'configs')) if f.startswith('sweep_'))
     for name, n in runs.items():
         cfg = parse_config(sweep.DEFAULTS, [os.path.join(root, 'configs', f'{name}.py')])

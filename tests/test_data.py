@@ -110,7 +110,8 @@ def test_pycode_stdlib_max_files(tmp_path):
 
 
 def hf_docs(n=80):
-    return [f"Document {i}. It has a few sentences.\nA second line, caf\u00e9 {i * i}.\n" * (1 + i % 4) for i in range(n)]
+    return [f"Document {i}. It has a few sentences.\nA second line, caf\u00e9 {i * i}.\n" * (1 + i % 4)
+            for i in range(n)]
 
 
 def test_hf_jsonl_bytes(tmp_path):
@@ -162,7 +163,8 @@ def test_hash_split_by_hand():
 def test_bad_options_are_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ConfigError, match="max_docs=3 does not apply to corpus='pycode'; its options: .*max_files"):
         main(tmp_path, '--max_docs=3')
-    with pytest.raises(ConfigError, match="unknown corpus 'wiki'; allowed: pycode, kjv, openwebtext2, arxiv, github, pg19"):
+    with pytest.raises(ConfigError, match="unknown corpus 'wiki'; "
+                                          "allowed: pycode, kjv, openwebtext2, arxiv, github, pg19"):
         main(tmp_path, '--corpus=wiki')
     with pytest.raises(FileNotFoundError, match="bible='/nowhere/bible' not found; install it with: apt-get install"):
         main(tmp_path, '--corpus=kjv', '--bible=/nowhere/bible')
@@ -254,9 +256,10 @@ def test_a_missing_folder_names_the_command_that_writes_it(tmp_path):
     """A model's folder in data/ is <corpus>-<tokenizer> (data.prepare's own naming): the error says that command, not
     the bytes corpus' (which would write data/pycode and leave the model's folder missing); elsewhere, --out_dir."""
     data = os.path.join(corpus.ROOT, 'data')
-    for folder, command in ((os.path.join(data, 'pycode-no_such_model'), '--corpus=pycode --tokenizer=no_such_model)'),
-                            (os.path.join(data, 'no_such_corpus'), '--corpus=no_such_corpus)'),
-                            (str(tmp_path / 'pycode-gemma3'), f"--corpus=<corpus> --out_dir={tmp_path}/pycode-gemma3)")):
+    cases = ((os.path.join(data, 'pycode-no_such_model'), '--corpus=pycode --tokenizer=no_such_model)'),
+             (os.path.join(data, 'no_such_corpus'), '--corpus=no_such_corpus)'),
+             (str(tmp_path / 'pycode-gemma3'), f"--corpus=<corpus> --out_dir={tmp_path}/pycode-gemma3)"))
+    for folder, command in cases:
         assert not os.path.exists(folder)
         with pytest.raises(FileNotFoundError) as err:
             corpus.load_split(folder, 'test')

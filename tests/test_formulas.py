@@ -155,7 +155,8 @@ def test_kernel_parameters_are_shared_across_layers(pe):
     shared = tiny(pe, n_layer=4).pe
     assert sum(p.numel() for p in shared.parameters()) == 4 * per_head
     d = torch.arange(50).float()
-    tables = [shared.bias(layer, d) if shared.bias(layer, d) is not None else shared.weight(layer, d) for layer in range(4)]
+    tables = [shared.bias(layer, d) if shared.bias(layer, d) is not None else shared.weight(layer, d)
+              for layer in range(4)]
     assert all(torch.equal(tables[0], t) for t in tables[1:])
     per_layer = tiny(pe, n_layer=4, kernel_per_layer=True).pe
     assert sum(p.numel() for p in per_layer.parameters()) == 4 * 4 * per_head

@@ -114,7 +114,8 @@ def test_yarn_under_the_distance_ceiling_scales_q_and_k_once(impl):
         with model.attention(hook=lambda l, p, qi, ki: seen.update(p=p), ceiling=c, route=impl):
             model(idx, targets=idx)
         attn = model.transformer.h[0].attn
-        q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, T, 3, 4, D).permute(2, 0, 3, 1, 4)
+        hidden = model.transformer.h[0].ln_1(model.transformer.wte(idx))
+        q, k, _ = attn.c_attn(hidden).view(1, T, 3, 4, D).permute(2, 0, 3, 1, 4)
     inv = model.pe.inv_freq
 
     def turn(x, p):  # x [..., D] rotated to the positions p (broadcast against x's leading dimensions)
@@ -155,7 +156,8 @@ def test_xpos_scales_each_pair_by_zeta_to_the_distance_over_b():
     assert (zeta < 1).all()  # so every pair decays with distance
 
 
-@pytest.mark.parametrize('pe, kw', [('xpos', dict(xpos_scale_base=4.0)), ('rope', dict(rope_scaling='pi', rope_scale=4.0))])
+@pytest.mark.parametrize('pe, kw', [('xpos', dict(xpos_scale_base=4.0)),
+                                    ('rope', dict(rope_scaling='pi', rope_scale=4.0))])
 def test_rotary_logits_are_the_closed_form_at_distance_m_minus_n(pe, kw):
     """From the formulas alone, not from rope.rotate: xPos is RoPE whose pair i gains zeta_i^((m - n) / B),
     zeta_i = (2i/D + 0.4) / 1.4 (Sun et al. 2022); position interpolation turns pair i by (m - n) theta_i / s."""
@@ -303,7 +305,8 @@ def test_ssmax_scales_logits_by_s_log_keys_seen():
         model(idx)
     attn = model.transformer.h[0].attn
     with torch.no_grad():
-        q, k, _ = attn.c_attn(model.transformer.h[0].ln_1(model.transformer.wte(idx))).view(1, 12, 3, 4, 8).permute(2, 0, 3, 1, 4)
+        hidden = model.transformer.h[0].ln_1(model.transformer.wte(idx))
+        q, k, _ = attn.c_attn(hidden).view(1, 12, 3, 4, 8).permute(2, 0, 3, 1, 4)
     s = torch.tensor([0.5, 1.0, 1.5, 2.0])[:, None, None]
     want = (q[0] @ k[0].transpose(-2, -1) / math.sqrt(8) * s * torch.log(torch.arange(1, 13).float())[:, None])
     want = want.masked_fill(torch.ones(12, 12, dtype=torch.bool).triu(1), float('-inf')).softmax(-1)

@@ -69,7 +69,8 @@ def test_every_encoding_declares_exactly_the_kinds_it_implements(pe):
         'linear': enc.slope(0) is not None,
         'mask': bias is not None and bool(torch.isinf(bias).any()),
         # a query-dependent bias differs between two queries at the same distances
-        'query': bias is not None and not torch.equal(enc.bias(0, d, torch.tensor(10.0)), enc.bias(0, d, torch.tensor(1000.0))),
+        'query': bias is not None and not torch.equal(enc.bias(0, d, torch.tensor(10.0)),
+                                                      enc.bias(0, d, torch.tensor(1000.0))),
         'potential': enc.potential(0, torch.randn(1, 5, 32)) is not None,
         'content': enc.content(0, x, torch.randn(1, 4, 5, 5)) is not None,
     }

@@ -42,7 +42,8 @@ def rewritten(command):
     """A command line as it reads after #57: the new module path, the old default folder named, the new option names."""
     for old, new in MOVED.items():
         command = re.sub(rf'(^| ){re.escape(old)}(?= |$)', rf'\g<1>{new}', command)
-    if command.startswith(('python extrapolate.py', 'python -m analysis.passkey', 'python -m analysis.receptive_field')):
+    if command.startswith(('python extrapolate.py', 'python -m analysis.passkey',
+                           'python -m analysis.receptive_field')):
         for old, new in RENAMED.items():
             command = command.replace(' ' + old, ' ' + new)
     for head, out in DEFAULT_OUT.items():
@@ -191,7 +192,8 @@ def test_a_rewritten_command(tmp_path, commands):
     assert rewritten('python thesis.py') == 'python -m analysis.thesis --out_dir=results/thesis'
     assert rewritten('python lease.py results/gpu/lease eval 100 python bench.py configs/tiny.py') == \
         'python -m tools.lease results/gpu/lease eval 100 python -m tools.bench configs/tiny.py'
-    assert rewritten('python extrapolate.py --temperature_bench.py=1') == 'python extrapolate.py --temperature_bench.py=1'
+    assert rewritten('python extrapolate.py --temperature_bench.py=1') == \
+        'python extrapolate.py --temperature_bench.py=1'
     assert rewritten('python extrapolate.py --ckpt=a --temperature=2:0.9') == \
         'python extrapolate.py --ckpt=a --attn_temperature=2:0.9'
     assert rewritten('python sample.py --temperature=0') == 'python sample.py --temperature=0'

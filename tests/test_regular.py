@@ -147,7 +147,8 @@ def test_depth_adapts_with_length_and_weights_are_shared():
             assert torch.isfinite(logits).all() and len(out) == model.n_layers(T)
     assert model.get_num_params() == n
     # the count is that of a K-layer GPT: n_layer is ignored
-    assert n == GPT(GPTConfig(pe='regular', vocab_size=13, n_embd=32, n_head=4, thickness=3, n_layer=3)).get_num_params()
+    gpt_config = GPTConfig(pe='regular', vocab_size=13, n_embd=32, n_head=4, thickness=3, n_layer=3)
+    assert n == GPT(gpt_config).get_num_params()
     assert regular(C=2, K=3, n_layer=12).get_num_params() == n
 
 

@@ -124,7 +124,8 @@ def test_regulargpt_input_is_padded_to_a_power_of_C_because_masking_cannot_count
     two = R.build(T['parity_check'], dict(R.DEFAULTS, model='regulargpt')).eval()
     with torch.no_grad():
         # masked missing keys: 'bbb' and 'bbbb' are indistinguishable, whatever the weights
-        assert torch.allclose(two.net(torch.ones(1, 3, dtype=torch.long))[0], two.net(torch.ones(1, 4, dtype=torch.long))[0])
+        assert torch.allclose(two.net(torch.ones(1, 3, dtype=torch.long))[0],
+                              two.net(torch.ones(1, 4, dtype=torch.long))[0])
         # padded with the pad symbol they are not
         assert not torch.allclose(two(torch.ones(1, 3, dtype=torch.long)), two(torch.ones(1, 4, dtype=torch.long)))
 

@@ -199,7 +199,8 @@ def test_clear_errors():
         T['parity_check'].label('abc')
     with pytest.raises(ValueError, match="D_2 has no usable lengths in train 1..1 or test 51..51"):
         T['D_2'].length_ranges(1, 51, 51)
-    with pytest.raises(ValueError, match="even_pairs has no transition per window; allowed: parity_check, cycle_navigation$"):
+    with pytest.raises(ValueError, match="even_pairs has no transition per window; "
+                                         "allowed: parity_check, cycle_navigation$"):
         T['even_pairs'].window_state(np.zeros(3, np.int64), 2, 2)
 
 

@@ -51,7 +51,8 @@ def test_scalings_equal_transformers(ours_name, hf_name, params):
     """Inverse frequencies and the attention factor, head dims 16/32/64, bases 1e4 and 5e5, s = 2, 4, 8, with
     transformers' defaults (yarn: beta_fast 32, beta_slow 1, factor 0.1 ln s + 1, truncate)."""
     for D, base, s in GRID:
-        want, want_factor = ROPE_INIT_FUNCTIONS[hf_name](hf_config(D, base, hf_name, int(L * s), factor=s, **params), 'cpu')
+        cfg = hf_config(D, base, hf_name, int(L * s), factor=s, **params)
+        want, want_factor = ROPE_INIT_FUNCTIONS[hf_name](cfg, 'cpu')
         got, factor = rope_frequencies(ours(D, base, rope_scaling=ours_name, rope_scale=s), D)
         assert_same(got, want)
         assert factor == pytest.approx(want_factor, rel=1e-12)
@@ -68,8 +69,9 @@ def test_yarn_and_llama3_settings_reach_the_frequencies():
                                                 rope_beta_slow=2.0, rope_attn_factor=1.3, rope_truncate=truncate), D)
             assert_same(got, want)
             assert factor == want_factor == 1.3
-        want, _ = ROPE_INIT_FUNCTIONS['llama3'](hf_config(D, base, 'llama3', factor=s, original_max_position_embeddings=64,
-                                                          low_freq_factor=2.0, high_freq_factor=8.0), 'cpu')
+        cfg = hf_config(D, base, 'llama3', factor=s, original_max_position_embeddings=64,
+                        low_freq_factor=2.0, high_freq_factor=8.0)
+        want, _ = ROPE_INIT_FUNCTIONS['llama3'](cfg, 'cpu')
         got, _ = rope_frequencies(ours(D, base, rope_scaling='llama3', rope_scale=s, rope_original_len=64,
                                        rope_beta_fast=8.0, rope_beta_slow=2.0), D)
         assert_same(got, want)

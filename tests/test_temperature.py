@@ -58,7 +58,12 @@ def test_layer0_logits_reproduce_the_models_attention(pe):
     model = tiny(pe)  # RegularGPT: its dense implementation, whose hook sees every key
     idx = torch.randint(0, V, (2, 30))
     seen = {}
-    with torch.no_grad(), model.attention(hook=lambda l, p, qi, ki: seen.setdefault(l, p[:, :, -1].clone()) if l == 0 else None):
+
+    def keep_layer0_last_row(l, p, qi, ki):
+        if l == 0:
+            seen.setdefault(l, p[:, :, -1].clone())
+
+    with torch.no_grad(), model.attention(hook=keep_layer0_last_row):
         model(idx)
     logits = tp.layer0_last_row_logits(model, idx)
     assert torch.allclose(logits.softmax(-1), seen[0], atol=1e-5)

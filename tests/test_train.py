@@ -36,7 +36,8 @@ def make_data(path):
             if repeat[i]:
                 tokens[i] = tokens[i - 1]
         tokens.astype(np.uint16).tofile(os.path.join(path, f'{split}.bin'))
-    json.dump(dict(tokenizer='bytes', vocab_size=VOCAB, sep_ids=[1, 2], eot=0), open(os.path.join(path, 'meta.json'), 'w'))
+    meta = dict(tokenizer='bytes', vocab_size=VOCAB, sep_ids=[1, 2], eot=0)
+    json.dump(meta, open(os.path.join(path, 'meta.json'), 'w'))
     return str(path)
 
 
@@ -161,7 +162,8 @@ def test_checkpoint_write_is_atomic(tmp_path, monkeypatch):
 def test_config_errors(tmp_path):
     with pytest.raises(ValueError, match=r"unknown pe='bogus'; choose one of: .*alibi.*rope"):
         train.main(small_cfg(tmp_path, pe='bogus'))
-    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume, auto, a checkpoint to fine-tune or a pretrained"):
+    with pytest.raises(ConfigError, match=r"init_from='restart' is not one of scratch, resume, auto, "
+                                          r"a checkpoint to fine-tune or a pretrained"):
         train.main(small_cfg(tmp_path, init_from='restart'))
     for name in ('smollm2', 'HuggingFaceTB/SmolLM2-135M'):  # no path on disk, yet pretrained models to fine-tune
         train.check_choices(dict(train.DEFAULTS, init_from=name))
