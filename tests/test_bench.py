@@ -70,7 +70,7 @@ def test_train_takes_the_route_a_training_call_prefers(capsys):
     assert {name: r['route'] for name, r in out.items()} == {
         'none': 'causal', 'kerple_log+dense': 'dense', 'kerple_log+flex': 'dense', 'alibi': 'folded'}
     assert '| kerple_log+flex | dense |' in capsys.readouterr().out
-    with pytest.raises(bench.ConfigError, match="'t5\\+fast' names no route"):
+    with pytest.raises(bench.ConfigError, match="'t5\\+fast' names no route; train takes"):
         bench.main(dict(cfg, pes=['t5+fast']))
 
 

@@ -42,7 +42,8 @@ from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, 
 DEFAULTS = dict(
     mode='train',               # train | eval | attention | regular | pretrained | stream
     # the encodings ('none', the baseline, is added if missing); eval also takes one variant of one encoding,
-    # alibi+lm_infinite, and train the route that training calls prefer where both apply (AttnOptions.route): t5+dense
+    # alibi+lm_infinite, and train the route that training calls prefer where both apply (AttnOptions.route), t5+dense,
+    # or in a compiled run an uncompiled model, none+eager
     pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
@@ -141,14 +142,15 @@ def bench_train(cfg, device):
     B, T, n_micro = cfg['batch_size'], cfg['block_size'], cfg['gradient_accumulation_steps']
     models, prefer = {}, {}
     for name in encodings(cfg, one_variant=True):
-        pe, _, prefer[name] = name.partition('+')  # kerple_log+flex: its training calls prefer flex (routes.route)
-        if prefer[name] not in ('', 'flex', 'dense'):
-            raise ConfigError(f"pes: {name!r} names no route; train takes <pe>, <pe>+flex or <pe>+dense")
+        # kerple_log+flex: its training calls prefer flex (routes.route); none+eager: not compiled in a compiled run
+        pe, _, prefer[name] = name.partition('+')
+        if prefer[name] not in ('', 'flex', 'dense', 'eager'):
+            raise ConfigError(f"pes: {name!r} names no route; train takes <pe>, <pe>+flex, <pe>+dense or <pe>+eager")
         torch.manual_seed(cfg['seed'])
         m = make_model(model_config(cfg, pe=pe)).to(device)
         opt = m.configure_optimizers(cfg['weight_decay'], cfg['learning_rate'], (cfg['beta1'], cfg['beta2']),
                                      device.split(':')[0])
-        models[name] = (m, torch.compile(m) if cfg['compile'] else m, opt)
+        models[name] = (m, torch.compile(m) if cfg['compile'] and prefer[name] != 'eager' else m, opt)
     g = torch.Generator().manual_seed(cfg['seed'])
     V = models['none'][0].config.vocab_size
     batches = [(torch.randint(V, (B, T), generator=g).to(device), torch.randint(V, (B, T), generator=g).to(device))
@@ -156,7 +158,8 @@ def bench_train(cfg, device):
 
     def step(name):
         m, run_model, opt = models[name]
-        with m.attention(route=prefer[name] or 'auto'), routes.recording() as taken:
+        with m.attention(route=prefer[name] if prefer[name] in ('flex', 'dense') else 'auto'), \
+                routes.recording() as taken:
             r = timed(lambda: (forward_backward(run_model, batches, ctx, scaler),
                                optimizer_step(m, opt, scaler, cfg['grad_clip'])), device)
         return dict(r, route='/'.join(sorted(set(taken))) or 'compiled')  # a compiled step records nothing
