@@ -144,8 +144,9 @@ class GPTConfig:
 # --------------------------------------------------------------------------------------------
 
 # idx: token index of each position [T]; rel: position seen by relative parts [b,T];
-# abs: position seen by absolute parts [b,T]. They coincide except for BiPE and randomized positions.
-Positions = namedtuple('Positions', 'idx rel abs')
+# abs: position seen by absolute parts [b,T]. They coincide except for BiPE and randomized positions; plain says
+# so as a Python fact (rel is idx, one row for the batch), so that attention can route on it without reading tensors.
+Positions = namedtuple('Positions', 'idx rel abs plain', defaults=(False,))
 
 
 class PositionalEncoding(nn.Module):
@@ -170,7 +171,7 @@ class PositionalEncoding(nn.Module):
             draws = torch.rand(B if self.training else 1, L, generator=g, device=idx.device)
             r = draws.argsort(-1)[:, :T].sort(-1).values
             return Positions(i, r, r), None
-        return Positions(i, i[None], i[None]), None
+        return Positions(i, i[None], i[None], plain=True), None
 
     def rotate(self, x, rel, key=False, scale=True, layer=0):
         return x
@@ -594,7 +595,8 @@ class AttnOptions:
     topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite) ...
     topk_from_layer: int = 5   # ... in the layers from this one on (0-based), at distance ceiling // 2 (its App. A)
     hook: object = None        # called as hook(layer, probs [B,H,tq,tk], query_idx [tq], key_idx [tk] or [tq, tk])
-    route: str = 'auto'        # 'auto' (the fastest route that applies, lexgpt/routes.py) | 'reference'
+    route: str = 'auto'        # 'auto' (the fastest route that applies, lexgpt/routes.py) | 'reference' | 'dense' |
+                               # 'flex': the route a training call with a bias prefers where both apply (bench.py)
     block_elems: int = 1 << 22 # bound on one query block's bias / score tensor (bench.py mode=attention)
     tile: int = 256            # tile size of routes.tiled_attention
 
@@ -611,6 +613,8 @@ class AttnCall:
     qpot: torch.Tensor = None  # [b, H, Tq] the encoding's content-dependent potential (FoX), or None
     kpot: torch.Tensor = None  # [b, H, Tk]
     flex: bool = True          # GPTConfig.flex
+    same: bool = False         # the queries are the keys (no cached past), a fact of shapes; with toeplitz also at
+    toeplitz: bool = False     # positions 0..T-1 for the whole batch. routes.route reads these, never tensor values
 
 
 class KVCache:
@@ -635,7 +639,9 @@ class KVCache:
         return (0 if self.idx is None else self.idx.numel()) if self.relative else self.next
 
     def add_positions(self, pos, pe_state):
-        pos = pos._replace(idx=pos.idx + self.next - int(pos.idx[0]))  # a slot's token: the stream goes on
+        # a slot's token: the stream goes on; positions past the first call's are not asserted plain (a slot is not
+        # a token index), which only makes the routes look at them more closely
+        pos = pos._replace(idx=pos.idx + self.next - int(pos.idx[0]), plain=pos.plain and self.next == 0)
         self.idx = pos.idx if self.idx is None else torch.cat([self.idx, pos.idx])
         self.rel = pos.rel if self.rel is None else torch.cat([self.rel, pos.rel], dim=1)
         self.next = int(pos.idx[-1]) + 1
@@ -725,14 +731,15 @@ def scores(q, k, pe, call, o, rows, keys):
         raw = raw * w if w is not None else raw
         return raw * scale + (b / o.attn_temperature if b is not None else 0.0)
 
-    raw = (qb @ kb.transpose(-2, -1)).float()
+    acc = torch.promote_types(q.dtype, torch.float32)  # logits in float32 at least, float64 kept (the tests')
+    raw = (qb @ kb.transpose(-2, -1)).to(acc)
     raw_at = lambda dd: raw  # q.k as if the pair were dd apart: the same for a distance-only bias or weight
     if 'rotary' in pe.kinds and (o.ceiling > 0 or topk):
         # undo the rotation by position and redo it at distance dd; scale=False: a constant factor on q and k (YaRN's)
         # was applied once by the forward and is not a rotation, so it is not undone or applied again
         turn = partial(pe.rotate, scale=False, layer=layer)
         qraw, kraw = turn(qb, -qrel), turn(kb, -krel, key=True)
-        raw_at = lambda dd: (turn(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).float()
+        raw_at = lambda dd: (turn(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).to(acc)
         if o.ceiling > 0:
             raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
     att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))
@@ -818,6 +825,8 @@ class CausalSelfAttention(nn.Module):
                 k = pe.rotate(k, call.krel, key=True, layer=layer)
             if cache.cache_window > 0:
                 call.mask_rules.append((cache.n_starting, cache.cache_window))
+        call.same = q.size(2) == k.size(2)  # keys = cached + new ones: as many as the queries only with no past
+        call.toeplitz = call.same and pos.plain
         if self.ssmax is not None:  # SSMax: the logits of q.k times s_h log(keys the query sees)
             s = self.ssmax[:, None] * keys_seen(pos.idx, call.mask_rules).log()[None, :]  # [H, Tq]
             q = q * s[None, :, :, None].to(q.dtype)
@@ -958,8 +967,8 @@ class GPT(nn.Module):
         names = [f.name for f in fields(AttnOptions)]
         if set(kw) - set(names):
             raise ValueError(f"unknown attention option(s) {sorted(set(kw) - set(names))}; allowed: {names}")
-        if kw.get('route', 'auto') not in ('auto', 'reference'):
-            raise ValueError(f"route={kw['route']!r}; allowed: 'auto', 'reference'")
+        if kw.get('route', 'auto') not in ('auto', 'reference', 'dense', 'flex'):
+            raise ValueError(f"route={kw['route']!r}; allowed: 'auto', 'reference', 'dense', 'flex'")
         before = replace(self.attn_opts)
         vars(self.attn_opts).update(kw)
         try:

@@ -327,35 +327,49 @@ fi
 
 if [ "$what" = lease ]; then
   # What a session with a GPU runs first, whatever its issue (#42): at most 7 minutes (LEASE_S) on one H100, so that
-  # a rerun fits the lease too. Steps cheapest first, each under its own budget (lease.py: `timeout`); each writes
+  # a rerun fits the lease too. Each step runs under its own budget (lease.py: `timeout`) and writes
   # results/gpu/lease/<step>.json (its command, the machine, the corpus, figures, targets met or missed) and .md as
-  # soon as it ends. A step whose JSON says done is skipped, and one whose budget no longer fits waits for the next
-  # lease, so the mid-scale table (e) grows lease by lease. On the device:
+  # soon as it ends. A step whose JSON says done under the same command is skipped, and one whose budget no longer
+  # fits waits for the next lease, so that the lease's work and the mid-scale table (g) grow lease by lease. On the
+  # device:
   #   run(command='bash results.sh lease', timeout_s=480)   # then here: tar -xzf <files_at>/lease.tgz, and commit
   # (d) needs SmolLM2's GGUF (98 MB: more than one call carries) and the gguf package, which the device lacks. Here:
   #   split -n 2 $(python -c "import pretrained; print(pretrained.locate('smollm2'))") .lease/smollm2.gguf.part
   #   pip download --no-deps -d .lease/whl gguf==0.19.0
   # then a first call (command 'true') carries .lease/smollm2.gguf.partaa, and the lease's call, within the 30 s the
-  # machine stays warm, carries .lease/smollm2.gguf.partab and .lease/whl (.lease/ is git-ignored).
+  # machine stays warm, carries .lease/smollm2.gguf.partab and .lease/whl (.lease/ is git-ignored). Compiled kernels
+  # (a compiled model, flex) are kept in .lease/inductor, which stays on the warm machine between calls, so that a
+  # later call finds them instead of compiling again.
   # LEASE_DRY=1: the same steps and code paths on the CPU at toy sizes (2 iterations, at most 256 tokens) into
   # $LEASE_OUT (tests/test_lease.py runs it), so that this section cannot rot between leases.
   set +e  # a failed step says why in its JSON; the others still run
   export LEASE_END=$(( $(date +%s) + ${LEASE_S:-420} )) LEASE_DATA=data/pycode
-  O=results/gpu/lease D=cuda XDIST="-n 8" COMPILE=True MT=out/lease_mid MID_RUNS=${MID_RUNS:-18}
+  export TORCHINDUCTOR_CACHE_DIR=${TORCHINDUCTOR_CACHE_DIR:-$PWD/.lease/inductor}
+  O=results/gpu/lease D=cuda XDIST="-n 8" COMPILE=True MT=out/lease_mid MID_RUNS=${MID_RUNS:-40} MID_PAR=${MID_PAR:-4}
   EVAL="--lengths=8192,32768 --rounds=3 --warmup=1" EVAL_LONG="--lengths=32768,131072 --rounds=2 --warmup=1"
   TRAIN="--rounds=5 --warmup=2" PRE="--lengths=8192,32768 --rounds=3 --warmup=1" PREP= MID=
   NONOVERLAP="--max_tokens=262144" LAST="--n=1000"
+  # #60's steps measure the 124M model of configs/thesis_162m.py (GPT-2's vocabulary, bf16)
+  M124="--vocab_size=50304" EVAL124="--lengths=8192,32768,131072 --rounds=3 --warmup=1"
+  ATTN124="--lengths=512 --attn_batch=32 --rounds=10" MID_S=240 SCORE_S=180
   if [ -n "$LEASE_DRY" ]; then
-    O=${LEASE_OUT:-/tmp/lease-dry} D=cpu XDIST= COMPILE=False MID_RUNS=1
-    LEASE_DATA=$O/data/pycode MT=$O/out/lease_mid  # LEASE_DATA stays exported: lease.py reads it
+    O=${LEASE_OUT:-/tmp/lease-dry} D=cpu XDIST= COMPILE=False MID_RUNS=2 MID_PAR=2
+    LEASE_DATA=$O/data/pycode MT=$O/out/lease_mid TORCHINDUCTOR_CACHE_DIR=$O/inductor  # LEASE_DATA: lease.py reads it
     EVAL="--lengths=64,128 --rounds=1 --warmup=0" EVAL_LONG="--lengths=128,256 --rounds=1 --warmup=0"
     TRAIN="--rounds=2 --warmup=0 --n_layer=2 --n_head=4 --n_embd=64 --block_size=16 --batch_size=2 --vocab_size=256"
     PRE="--lengths=64,256 --rounds=1 --warmup=0" PREP=--max_files=200 NONOVERLAP="--max_tokens=2048" LAST="--n=4"
     MID="--max_iters=2 --eval_interval=2 --eval_iters=1 --n_layer=2 --n_head=2 --n_embd=32 --block_size=16 --batch_size=2"
+    M124="--n_layer=2 --n_head=4 --n_embd=64 --block_size=16 --batch_size=2 --vocab_size=256 --dtype=float32"
+    EVAL124="--lengths=64,128,256 --rounds=1 --warmup=0" MID_S=120 SCORE_S=60
+    ATTN124="--lengths=32 --attn_batch=2 --rounds=1 --attn_impls=dense"  # a process per pass: the new one alone
   fi
-  lease() {  # lease STEP BUDGET_S COMMAND...; what is done so far also goes to the device call's $OUT
+  PENDING=$MT/unscored.txt  # the mid-scale runs trained and not yet scored: their step files stay out of lease.tgz
+  pack() {  # what is done so far goes to the device call's $OUT
+    [ -z "$OUT" ] || tar -czf "$OUT/lease.tgz" $([ -s "$PENDING" ] && echo "--exclude-from=$PENDING") "$O"
+  }
+  lease() {  # lease STEP BUDGET_S COMMAND...
     python -m tools.lease "$O" "$@"; local rc=$?
-    [ -z "$OUT" ] || tar -czf "$OUT/lease.tgz" "$O"
+    pack
     return $rc
   }
   if [ -d .lease/whl ]; then  # packages carried as wheels (the device has no registry)
@@ -389,33 +403,73 @@ if [ "$what" = lease ]; then
   fi
   lease pretrained 60 python -m tools.bench --mode=pretrained --pretrained=$G --device=$D --dtype=bfloat16 $PRE \
     --json=$O/pretrained.bench.json
-  # (e) the mid-scale table (configs/lease_mid.py: 25.3M parameters, 32.8M tokens per run): the next encodings or
-  # seeds not trained yet, as many as the time left holds; each run trained now is scored at 1-16 L_tr under both
-  # thesis protocols, non-overlapping (Table 3.3; the same first 2^18 test tokens at every length) and last-token
-  # (Table 4.3; 1000 segments, the last token of each), into tables that keep the rows of earlier leases (--reuse).
-  # The budget covers training and both scorings: on the H100, rope-s0 took 59 s to train and under a minute to score;
-  # alibi-s0 111 s to train, and more than 150 s to score (flex compiles anew at each of the ten lengths and protocols)
-  n=0
-  for s in 0 1 2; do
-    for pe in sinusoidal rope alibi kerple_log t5 sandwich; do
-      [ $n -lt $MID_RUNS ] || break 2
-      # OUT= : this step's JSON goes back only with both scorings, or else the next lease would skip a run that an
-      # ended call left trained but unscored (its checkpoint does not come back)
-      OUT= lease mid_$pe-s$s 360 python train.py configs/lease_mid.py --pe=$pe --seed=$s --device=$D --data_dir=$LEASE_DATA \
-        --out_dir=$MT/$pe-s$s --init_from=auto $MID
-      case $? in
-        0) n=$((n + 1))
-           E="--lengths=1,2,4,8,16 --data_dir=$LEASE_DATA --device=$D --out_dir=$O"
-           python extrapolate.py --ckpt="$MT/*-s[0-9]*" $E --protocol=nonoverlap $NONOVERLAP --name=mid_nonoverlap \
-             $(reuse $O/mid_nonoverlap.json)
-           python extrapolate.py --ckpt="$MT/*-s[0-9]*" $E --protocol=last_token $LAST --name=mid_last_token \
-             $(reuse $O/mid_last_token.json)
-           [ -z "$OUT" ] || tar -czf "$OUT/lease.tgz" "$O" ;;
-        10) ;;                # trained by an earlier lease
-        11) break 2 ;;        # not enough time left: the next lease goes on from here
-        *) n=$((n + 1)) ;;    # failed: its JSON says why
-      esac
+  # (e) #60 (compiled and fused), cheapest first; (a)-(d) above are the record of the leases before it (done: skipped).
+  # A learned bias's training by FlexAttention's backward (its table's gradient scattered from every pair) and by the
+  # dense route (the [H, T, T] bias as SDPA's mask): one layer at the 124M model's shape, then whole eager steps; the
+  # rule in lexgpt/routes.py (dense where a bias parameter learns) is to follow these figures. Budgets: the eager
+  # steps of (c) took 57 s for 5 encodings, the CUDA tests 130 s
+  P="--attn_pe=kerple_log --attn_impls=causal,sdpa_mask_grad,flex_grad,dense"
+  lease attention_124m 120 python -m tools.bench configs/thesis_162m.py --mode=attention --device=$D $P $M124 $ATTN124 \
+    --json=$O/attention_124m.bench.json
+  P="--pes=none,alibi,kerple_log+flex,kerple_log+dense,t5+flex,t5+dense,sandwich+flex,sandwich+dense --peak_tflops=989"
+  lease train_routes 180 python -m tools.bench configs/thesis_162m.py --mode=train --device=$D $P $M124 --compile=False \
+    $TRAIN --json=$O/train_routes.bench.json
+  # the CUDA tests again, over #60's routes (dense on a GPU; flex's closed form and dynamic shapes)
+  lease tests_60 150 python -m pytest -q -rfEs -p no:cacheprovider $XDIST $T -k cuda
+  # (f) #60's targets (tools/lease.py): the eval forward of the 124M model to 128k tokens, one flex compilation per
+  # encoding for all lengths (<= 1.5x the unbiased kernel at 32k, memory linear); the compiled training step, none's
+  # uncompiled one beside it (MFU >= 40% of 989 TFLOPS, compiled no slower than eager, biases <= 1.25x none). Budgets:
+  # (b) took 31 s and 102 s on the 4 x 128 model, compiling flex for each length; (c) compiled 5 models in 101 s
+  P="--pes=none,alibi,kerple_log,t5,sandwich,rope,alibi+lm_infinite --data_dir=$LEASE_DATA"
+  lease eval_124m 300 python -m tools.bench configs/thesis_162m.py --mode=eval --device=$D $P $M124 $EVAL124 \
+    --json=$O/eval_124m.bench.json
+  P="--pes=none,none+eager,rope,alibi,sandwich,kerple_log,t5 --peak_tflops=989"
+  lease train_124m 300 python -m tools.bench configs/thesis_162m.py --mode=train --device=$D $P $M124 --compile=$COMPILE \
+    $TRAIN --json=$O/train_124m.bench.json
+  # (g) the mid-scale table (configs/lease_mid.py: 25.3M parameters, 32.8M tokens per run): Tables 3.3 and 4.3's eight
+  # encodings (Table 3.3's six and Sandwich with its smoothed form), cheapest first, at seed 0, then seeds 1-4. A run
+  # leaves most of an H100 idle (alibi-s0 alone: 51 ms a step, 11% of the bf16 peak), so MID_PAR of them train side by
+  # side, a train.py process and a step each; then every run trained is scored in one extrapolate.py process per
+  # protocol (flex compiled once per encoding for every length), non-overlapping (Table 3.3; the same first 2^18 test
+  # tokens at every length) and last-token (Table 4.3; 1000 segments, the last token of each), into tables that keep
+  # the rows of earlier leases (--reuse). Budget: alone, a run trained in 54-97 s and was scored in 1-3 minutes (flex
+  # compiled anew at each length and protocol then); MID_S for MID_PAR runs side by side and SCORE_S for scoring them
+  # are guesses from those until a lease records the steps' seconds.
+  mid_cmd() {  # mid_cmd PE-sSEED: the training command of one run
+    echo "python train.py configs/lease_mid.py --pe=${1%-s*} --seed=${1##*-s} --device=$D --data_dir=$LEASE_DATA" \
+      "--out_dir=$MT/$1 --init_from=auto $MID"
+  }
+  score_mid() {  # the runs not scored yet, then their step files go back with the tables (--reuse: the rest kept)
+    local E="--lengths=1,2,4,8,16 --data_dir=$LEASE_DATA --device=$D --out_dir=$O"
+    python extrapolate.py --ckpt="$MT/*-s[0-9]*" $E --protocol=nonoverlap $NONOVERLAP --name=mid_nonoverlap \
+      $(reuse $O/mid_nonoverlap.json) &&
+    python extrapolate.py --ckpt="$MT/*-s[0-9]*" $E --protocol=last_token $LAST --name=mid_last_token \
+      $(reuse $O/mid_last_token.json) && rm -f "$PENDING"
+    pack
+  }
+  [ -s "$PENDING" ] && score_mid  # this machine trained them in a call that ended before they were scored
+  todo=()
+  for s in 0 1 2 3 4; do
+    for pe in sinusoidal rope alibi sandwich sandwich_smoothed kerple_log kerple_power t5; do
+      python -m tools.lease --check "$O" mid_$pe-s$s $(mid_cmd $pe-s$s)
+      [ $? = 10 ] || todo+=("$pe-s$s")
     done
+  done
+  todo=("${todo[@]:0:$MID_RUNS}")
+  while [ ${#todo[@]} -gt 0 ]; do
+    batch=("${todo[@]:0:$MID_PAR}") todo=("${todo[@]:$MID_PAR}") pids=() rcs=" "
+    for r in "${batch[@]}"; do  # OUT= : no pack while the runs are still training
+      LEASE_RESERVE=$SCORE_S OUT= lease mid_$r $MID_S $(mid_cmd $r) &
+      pids+=($!)
+    done
+    for i in "${!batch[@]}"; do
+      wait ${pids[$i]}
+      rc=$?
+      rcs+="$rc "
+      [ $rc != 0 ] || echo "mid_${batch[$i]}.*" >> "$PENDING"  # trained now: kept back until scored
+    done
+    case $rcs in *" 0 "*|*" 10 "*) score_mid ;; esac  # 10: trained by a call that ended before the scoring
+    case $rcs in *" 0 "*|*" 10 "*|*" 1 "*|*" 124 "*) ;; *) break ;; esac  # none started: no time left for more
   done
 fi
 

@@ -6,9 +6,10 @@ results/thesis/eval/, the runs' logs and results/regular/table.json; writes resu
 
 Significance as in the thesis' Tables 3.3 and 4.3: a paired two-sided t-test (scipy.stats.ttest_rel) at alpha = 0.05
 of every encoding against the chapter's method (KERPLE-log in 3.3, Sandwich in 4.3), pairing seeds at each length:
-seed s of the method against seed s of the other (seeds only one has are left out; no test below 2 pairs). A dagger
-marks an encoding the method beats significantly, a star one that beats it. The thesis' numbers, copied from the
-seed text with their lines, are in thesis_tables.py.
+seed s of the method against seed s of the other (seeds only one has are left out; no test below 2 pairs; below 3
+in the mid-scale rows, configs/lease_mid.py's 25M-parameter runs from results/gpu/lease/mid_<protocol>.json, #60). A
+dagger marks an encoding the method beats significantly, a star one that beats it. The thesis' numbers, copied from
+the seed text with their lines, are in thesis_tables.py.
 """
 import glob
 import math
@@ -21,7 +22,7 @@ from scipy import stats
 from lexgpt.common import fmt_ppl, md_table, plt, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.loading import SEED
-from lexgpt.thesis_tables import T33, T34, T43, T45, T61, T64, W45
+from lexgpt.thesis_tables import INTRO, T33, T34, T43, T45, T61, T64, W45
 
 DEFAULTS = dict(
     eval_dir='results/thesis/eval',   # extrapolate.py's JSONs <protocol>_<encoding or long>.json (results.sh thesis)
@@ -29,6 +30,8 @@ DEFAULTS = dict(
     iters=3200,                       # training iterations of a finished run (rows at others are left out)
     long_iters=12800,                 # ... of the longer-training runs (configs/sweep_lm_long.py; files *_long.json)
     regular='results/regular/table.json',      # Table 6.1 as regular_lang.py --mode=table wrote it
+    mid_dir='results/gpu/lease',      # the mid-scale tables mid_nonoverlap.json, mid_last_token.json (results.sh lease)
+    mid_iters=1000,                   # ... and their runs' iterations (configs/lease_mid.py)
     alpha=0.05,                       # significance level of the paired t-tests (the thesis': 0.05)
     out_dir='out/thesis',
 )
@@ -43,6 +46,7 @@ G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_l
 G63 = ['regular64', 'regular32', 'kerple_log', 't5', 'alibi']  # configs/sweep_lm_regular.py; the baselines of 4.3
 LONG = ['alibi', 'kerple_log', 'sandwich', 't5']  # configs/sweep_lm_long.py
 PROTOCOLS = ('nonoverlap', 'last_token', 'windowed')  # the eval JSONs' name prefixes (results.sh thesis)
+MID_PAIRS = 3  # the mid-scale rows' least seed pairs for a test (#60: a GPU lease adds a seed at a time)
 
 # ------------------------------------------------------------------ reading: rows -> {seed: ppl} per cell
 
@@ -55,8 +59,9 @@ def seed_of(name):
 
 def read_evals(cfg):
     """-> ({(protocol, variant, training, group): {mult: {seed: ppl}}}, {protocol: L_tr, n_tokens, n_drawn}, notes).
-    training: 'base', or 'long' for files *_long.json. Rows of a run at other than its full iterations (a checkpoint
-    scored mid-training and kept by --reuse) are left out, with a note."""
+    training: 'base', 'long' for files *_long.json, 'mid' for the mid-scale tables (their facts under mid_<protocol>).
+    Rows of a run at other than its full iterations (a checkpoint scored mid-training and kept by --reuse) are left
+    out, with a note."""
     if not os.path.isdir(cfg['eval_dir']):
         raise ConfigError(f"eval_dir={cfg['eval_dir']!r} does not exist: run `bash results.sh thesis` first")
     cells, info, notes = {}, {}, []
@@ -64,31 +69,39 @@ def read_evals(cfg):
         protocol = next((p for p in PROTOCOLS if os.path.basename(path).startswith(p + '_')), None)
         if protocol is None:
             raise ConfigError(f"eval_dir: {path} is not named <protocol>_<encoding>.json, protocol one of {PROTOCOLS}")
-        data = read_json(path, 'eval_dir')
         training = 'long' if path.endswith('_long.json') else 'base'
         want = cfg['long_iters'] if training == 'long' else cfg['iters']
-        facts = info.setdefault(protocol, {})
-        for s in data.get('setup', {}).values():  # what the protocol scored: the same for every run of one L_tr
-            facts.update({k: s[k] for k in ('n_tokens', 'n_drawn', 'docs_used', 'docs_long_enough') if k in s})
-        for r in [r for r in data.get('results', []) if r.get('ppl') is not None]:  # None: refused (learned PE)
-            if r.get('iters', want) != want:
-                notes.append(f"{path}: {r['ckpt']} at {r['mult']:g}x is from iteration {r['iters']}, not {want}")
-                continue
-            facts['L_tr'] = r['L_tr']
-            key = (protocol, r['variant'], training, r['group'])
-            cells.setdefault(key, {}).setdefault(float(r['mult']), {})[seed_of(r['ckpt'])] = float(r['ppl'])
+        add_rows(path, (protocol, training), want, cells, info.setdefault(protocol, {}), notes)
+    for protocol in ('nonoverlap', 'last_token'):
+        path = os.path.join(cfg['mid_dir'], f'mid_{protocol}.json')
+        if os.path.isfile(path):
+            add_rows(path, (protocol, 'mid'), cfg['mid_iters'], cells, info.setdefault(f'mid_{protocol}', {}), notes)
     return cells, info, notes
+
+
+def add_rows(path, kind, want, cells, facts, notes):
+    """One extrapolate.py JSON into cells (kind: protocol, training) and the protocol's facts."""
+    data = read_json(path, 'eval_dir')
+    for s in data.get('setup', {}).values():  # what the protocol scored: the same for every run of one L_tr
+        facts.update({k: s[k] for k in ('n_tokens', 'n_drawn', 'docs_used', 'docs_long_enough') if k in s})
+    for r in [r for r in data.get('results', []) if r.get('ppl') is not None]:  # None: refused (learned PE)
+        if r.get('iters', want) != want:
+            notes.append(f"{path}: {r['ckpt']} at {r['mult']:g}x is from iteration {r['iters']}, not {want}")
+            continue
+        facts['L_tr'] = r['L_tr']
+        key = (kind[0], r['variant'], kind[1], r['group'])
+        cells.setdefault(key, {}).setdefault(float(r['mult']), {})[seed_of(r['ckpt'])] = float(r['ppl'])
 
 
 # ------------------------------------------------------------------ statistics
 
-def paired(method, other, alpha):
+def paired(method, other, alpha, min_pairs=2):
     """Thesis Tables 3.3/4.3: paired two-sided t-test of the chapter's method against another encoding at one
-    length, seed s against seed s. -> n_pairs, p (None below 2 pairs or when every difference is 0) and the mark:
+    length, seed s against seed s. -> n_pairs, p (None below min_pairs or when every difference is 0) and the mark:
     DAGGER where the method is significantly better (lower perplexity), STAR where it is significantly worse."""
     seeds = sorted(set(method) & set(other))
     out = dict(n_pairs=len(seeds), p=None, mark='')
-    if len(seeds) < 2:
+    if len(seeds) < min_pairs:
         return out
     a, b = [method[s] for s in seeds], [other[s] for s in seeds]
     p = float(stats.ttest_rel(a, b).pvalue)
@@ -99,7 +112,7 @@ def paired(method, other, alpha):
     return out
 
 
-def table_cells(cells, key_of, groups, method, alpha):
+def table_cells(cells, key_of, groups, method, alpha, min_pairs=2):
     """{group: {mult: mean, sample std, n, seeds, {seed: ppl}, the test against the method (None: none)}}."""
     out = {}
     for g in groups:
@@ -108,7 +121,7 @@ def table_cells(cells, key_of, groups, method, alpha):
             out.setdefault(g, {})[m] = cell = dict(mean=float(v.mean()), std=float(v.std(ddof=1)) if len(v) > 1
                                                    else 0.0, n=len(v), seeds=sorted(by_seed), ppl=by_seed)
             if method and g != method:
-                cell.update(paired(cells.get(key_of(method), {}).get(m, {}), by_seed, alpha))
+                cell.update(paired(cells.get(key_of(method), {}).get(m, {}), by_seed, alpha, min_pairs))
     return out
 
 
@@ -345,10 +358,12 @@ def cell_text(c, marks=True):
     return f"{fmt_ppl(c['mean'])}{spread}{c.get('mark', '') if marks else ''} ({c['n']})"
 
 
-def ppl_table(table, long, groups, thesis, long_label):
+def ppl_table(table, long, groups, thesis, long_label, mid=None):
     rows = []
     for g in groups:
         rows.append([NAMES[g], 'ours'] + [cell_text(table.get(g, {}).get(m)) for m in MULTS])
+        if g in (mid or {}):
+            rows.append(['', 'ours, 25M'] + [cell_text(mid[g].get(m)) for m in MULTS])
         if g in thesis['cols']:
             rows.append(['', f"thesis, lines {thesis['lines'][0]}-{thesis['lines'][1]}"] +
                         [c if isinstance(c, str) else f'{c:.2f}' for c in thesis['cols'][g]])
@@ -368,30 +383,6 @@ def n_line(facts):
         f"{facts.get('docs_long_enough')} test documents long enough for 16 L_tr")
 
 
-INTRO = {  # each section's title and protocol in a sentence
-    't3_3': ("Table 3.3: KERPLE, non-overlapping evaluation", "The test split's first tokens, the same at every "
-             "length, cut into non-overlapping segments of L_ex, every token scored (line 737)."),
-    't4_3': ("Table 4.3: Sandwich, last-token evaluation", "N segments of L_ex tokens, only the last token of each "
-             "scored, after the L_ex - 1 before it: the same tokens at every length (4.3.4, lines 1227-1231)."),
-    't4_5': ("Table 4.5: windowed inference", f"The last-token protocol's tokens, each token seeing the last {W45} "
-             f"= 4 L_tr only, as a KV cache that drops what leaves the window does (4.9.2; the thesis' 2048 at its "
-             f"L_tr = 512), at 8 and 16 L_tr. Thesis, lines 1458-1460, at 8, 16, 32 L_tr: Sandwich 2.79, 2.81, "
-             f"2.81; ALiBi 3.01, 3.01, 3.01."),
-    'speed': ("Table 3.4: training seconds per step", "The median step time in each finished run's log, mean over "
-              "seeds (two runs share 2 CPU cores beside other work: noisy; quiet-machine figures in "
-              "results/bench/train.md), beside the thesis' GPU seconds (line 781)."),
-    't6_1': ("Table 6.1: regular languages", "Final-answer accuracy at lengths 41-500 (Deletang) and 51-100 "
-             "(Bhattamishra), Max / Avg (seeds), from results/regular/table.json. Ours: RegularGPT C=2, a RoPE "
-             "Transformer, an LSTM; the thesis' Transformer has Transformer-XL positions."),
-    't6_3': ("Tables 6.3/6.4: RegularGPT on natural language", "The last-token protocol of Table 4.3 (the thesis' "
-             "own for 6.3/6.4, lines 2172-2173), RegularGPT with K = 2 shared blocks (configs/sweep_lm_regular.py) "
-             "beside the relative encodings' rows of 4.3. Its depth is K ceil(log_C L_ex): C = 64 keeps the 2 levels "
-             "of L_tr to 16 L_tr, as the thesis' C = 128 from 512 to 8192; C = 32 gains a third at 8 L_tr, as the "
-             "thesis' C = 64 at 16 L_tr. Thesis rows: GitHub, C/K = 128/6 beside our 64/2, 64/6 beside 32/2; its "
-             "other columns: " + '; '.join(f"{k} {', '.join(map(str, v))}" for k, v in T64['also'].items()) + '.'),
-}
-
-
 def page(cfg, s, info, notes):
     """results/thesis/README.md from the sections' tables and verdicts."""
     bullet_list = lambda vs: ''.join(f"- {v['claim']}. Thesis: {v.get('thesis', '-')}. Ours: {v['ours']}. "
@@ -406,8 +397,13 @@ def page(cfg, s, info, notes):
           "their number in brackets. `bash results.sh thesis` makes this page.\n\n"
           "![the tables as curves](thesis.png)\n"]
     for key, groups, thesis in (('t3_3', G33, T33), ('t4_3', G43, T43)):
-        md.append(f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]} {n_line(info.get(s[key]['protocol'], {}))}. {mark}.\n\n"
-                  + ppl_table(s[key]['cells'], s[key]['long'], groups, thesis, lab) + '\n'
+        proto = s[key]['protocol']
+        mid = (f" Rows *ours, 25M*: configs/lease_mid.py (25.3M parameters, L_tr = 512, {cfg['mid_iters']:,} "
+               f"iterations) trained and scored on one GPU by `bash results.sh lease` ({cfg['mid_dir']}/mid_{proto}"
+               f".json); {n_line(info.get('mid_' + proto, {}))}; tested against the method from {MID_PAIRS} seed "
+               f"pairs on.")
+        md.append(f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]} {n_line(info.get(proto, {}))}. {mark}.{mid}\n\n"
+                  + ppl_table(s[key]['cells'], s[key]['long'], groups, thesis, lab, s[key]['mid']) + '\n'
                   + bullet_list(s[key]['verdicts'] + s[key]['long_verdicts']))
     both = {f'{NAMES[g]} {k}': t.get(g, {}) for g in ('alibi', 'sandwich') for k, t in (
         ('windowed', s['t4_5']['cells']), ('full', s['t4_3']['cells']), (f'windowed, {lab}', s['t4_5']['long']),
@@ -441,7 +437,7 @@ def plot(tables):
             ms = sorted(col)
             y = [col[m]['mean'] for m in ms]
             (off if y[-1] > 2 * y[0] else shown).append((g, y))
-            ls = '--' if g.endswith('(long)') else ':' if g.endswith(' full') else '-'
+            ls = '--' if g.endswith('(long)') else '-.' if g.endswith('(mid)') else ':' if g.endswith(' full') else '-'
             ax.errorbar(ms, y, [col[m]['std'] for m in ms], marker='o', ms=3, capsize=2, label=g, ls=ls,
                         color=f"C{list(NAMES).index(g.split()[0])}")
         if shown and off:
@@ -468,7 +464,8 @@ def main(cfg):
     for key, proto, groups, method, claims in (('t3_3', 'nonoverlap', G33, 'kerple_log', claims_33),
                                                ('t4_3', 'last_token', G43, 'sandwich', claims_43)):
         table, long = (table_cells(cells, at(proto, t), groups, method, a) for t in ('base', 'long'))
-        s[key] = dict(protocol=proto, method=method, cells=table, long=long, verdicts=claims(table, a),
+        mid = table_cells(cells, at(proto, 'mid'), groups, method, a, MID_PAIRS)
+        s[key] = dict(protocol=proto, method=method, cells=table, long=long, mid=mid, verdicts=claims(table, a),
                       long_verdicts=claims_long(table, long, (cfg['iters'], cfg['long_iters'])))
     windowed = table_cells(cells, at('windowed', 'base', f'windowed@{W45}'), ['alibi', 'sandwich'], None, a)
     s['t4_5'] = dict(cells=windowed, verdicts=claims_45(windowed, s['t4_3']['cells'], a),
@@ -479,8 +476,9 @@ def main(cfg):
     t63 = table_cells(cells, at('last_token', 'base'), G63, None, a)
     s['t6_3'] = dict(cells=t63, verdicts=claims_63(t63, a))
     md = page(cfg, s, info, notes)
-    panels = {f"Table {k[1]}.{k[3]} ({s[k]['protocol']}; dashed: 4x training)":
-              {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()}} for k in ('t3_3', 't4_3')}
+    panels = {f"Table {k[1]}.{k[3]} ({s[k]['protocol']}; dashed: 4x training, dash-dot: 25M)":
+              {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()},
+               **{f'{g} (mid)': c for g, c in s[k]['mid'].items()}} for k in ('t3_3', 't4_3')}
     panels[f'Table 4.5 (windowed@{W45}; dotted: full)'] = {
         **{f'{g} windowed': c for g, c in windowed.items()},
         **{f'{g} full': {m: c[m] for m in c if m in windowed[g]}

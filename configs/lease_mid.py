@@ -2,8 +2,10 @@
 # parameters, sized to train on one GPU within a lease's spare minutes. 25.3M parameters (8 layers x 512, 8 heads of
 # 64: FlexAttention's head dimension is at least 16), L_tr = 512 bytes as in the thesis, 64 x 512 tokens per step:
 # 1000 steps are 32.8M tokens, a little more than one pass over pycode's 28M training bytes.
-# Estimate on an H100 (not yet measured): ~6 GFLOP per step, 20-40 ms uncompiled in bf16, so under a minute of
-# training; each lease trains the next encoding or seed (results.sh lease: mid_<pe>-s<seed>).
+# Measured on an H100 (results/gpu/lease/mid_*.json): 5 TFLOP per step (6 x 25.3M x 32,768 tokens), 51 ms
+# uncompiled in bf16 (ALiBi; 11% of the card's bf16 peak), 54-97 s per run with its evaluations. A run alone leaves
+# most of the card idle, so results.sh lease trains MID_PAR of them side by side (mid_<pe>-s<seed>, the eight
+# encodings of Tables 3.3 and 4.3 at seed 0, then seeds 1-4) and scores them together.
 #   python train.py configs/lease_mid.py --pe=alibi --seed=0 --out_dir=out/lease_mid/alibi-s0
 out_dir = 'out/lease_mid'
 dataset = 'pycode'

@@ -1,21 +1,42 @@
 """
 The fast attention routes. Each computes what model.attention_reference defines, to float tolerance
-(tests/test_attention.py), for the calls it accepts; route() names the first that accepts a call and attend() runs it.
-In the order route() tries them:
+(tests/test_attention.py, tests/test_routes.py), for the calls it accepts; route() names the first that accepts a call
+and attend() runs it. In the order route() tries them:
 
   causal    no bias, potential, window or option: one fused causal SDPA call (grouped keys: see gqa_fused)
-  flex      on a GPU, head dimension >= 16: one FlexAttention kernel whose score_mod reads the distance tables and
-            FoX's potential
+  dense     training over positions 0..T-1 with a distance table (and/or a window): the whole [H, T, T] bias, as
+            the KERPLE authors' code builds it, SDPA's additive mask; the table's gradient is summed back along the
+            diagonals (toeplitz), with no scatter of T^2 values into it
+  flex      on a GPU, head dimension >= 16: one FlexAttention kernel whose score_mod adds ALiBi's bias in closed
+            form and reads the other distance tables and FoX's potential
   folded    training with a bias that splits into pot[n] - pot[m] (ALiBi's slope * position, FoX's gates) and no
             window: one causal SDPA call with pot[n] in an extra head dimension (softmax ignores pot[m])
   tiled     inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or the Λ mask:
             tiled_attention below, the Λ mask's starting tokens merged in by log-sum-exp
   explicit  the options that need the scores themselves (hook, top-k, CoPE, a weight, a rotary distance ceiling
             under a gradient): the reference's logits, one block of queries at a time
-  blocks    everything else (training with a learned bias, decoding with a KV cache, FIRE): query blocks through SDPA
-            with the bias as a float mask; a rotary ceiling's far pairs (a stream's starting tokens) by the
-            reference's logits, merged in by log-sum-exp
-Every route but `causal` and `folded` keeps memory linear in T: blocks of at most AttnOptions.block_elems logits.
+  blocks    everything else (training with FIRE or longer than dense's bound, decoding with a KV cache): query blocks
+            through SDPA with the bias as a float mask; a rotary ceiling's far pairs (a stream's starting tokens) by
+            the reference's logits, merged in by log-sum-exp
+Every route but `causal`, `dense` and `folded` keeps memory linear in T: blocks of at most AttnOptions.block_elems
+logits (dense holds H x T x T <= block_elems).
+
+Dense or flex, for a training call on a GPU that both take (a bias with no potential): dense where a parameter of
+the bias learns (KERPLE, T5), flex otherwise (Sandwich's fixed table), unless AttnOptions.route prefers one. Why: flex's
+backward adds every (query, key) pair's gradient into the few [H, distance] entries of the table, a heavily contended
+scatter (the hypothesis behind compiled KERPLE-log and T5 at 3.2x `none` on an H100, results/gpu/lease), while
+dense's bias gradient is SDPA's own, reduced into the table like any sum; a fixed table has no such backward, and flex
+holds no T x T tensor. It is a rule to measure, not a measurement: `python -m tools.bench configs/thesis_162m.py
+--mode=train --pes=none,kerple_log+flex,kerple_log+dense,t5+flex,t5+dense` times both (results.sh lease), and the
+rule should follow what a lease records there.
+
+Python facts, not tensor values: route() and the training routes read shapes, options and the call's `same` and
+`toeplitz` (set by the model from whether a KV cache holds past keys and whether the positions are 0..T-1), so that
+torch.compile captures a training step as one graph (tests/test_compile.py). Where a call lacks those facts the routes
+read the positions themselves, which breaks a compiled graph there and is left so on purpose: key_range (a window's
+or cache's keys per query block, in blocks and explicit), model.distance_table (the distances a block spans) and
+flex_route's table length under a KV cache or BiPE's segments. Those are evaluation and decoding paths, run eagerly
+(flex compiled on its own, for dynamic shapes), where the data decide how much work there is.
 
 tiled_attention: causal self-attention over positions 0..T-1 whose logits are
     scale * q_m.k_n * weight[h, m-n] + bias[h, m-n] + pot[b, h, n] - pot[b, h, m]
@@ -64,12 +85,17 @@ def tiled_windows(mask_rules):
     return (band, starts[0]) if len(mask_rules) == 1 else (None, 0)
 
 
+def has_potential(pe, o):
+    """Whether the bias splits into kpot[n] - qpot[m] (see potentials): a fact of the encoding and the options."""
+    return 'potential' in pe.kinds or ('linear' in pe.kinds and o.ceiling == 0)
+
+
 def potentials(pe, call, o):
     """(kpot [b, H, Tk], qpot [b, H, Tq]) of a bias that splits into kpot[n] - qpot[m], or (None, None): FoX's
     gates, or a linear bias -slope * (m - n) = slope * n - slope * m (ALiBi) where no distance ceiling bends it."""
     if 'potential' in pe.kinds:
         return call.kpot, call.qpot
-    if 'linear' in pe.kinds and o.ceiling == 0:
+    if has_potential(pe, o):
         s = pe.slope(call.layer)[None, :, None]
         return s * call.krel[:, None, :].float(), s * call.qrel[:, None, :].float()
     return None, None
@@ -80,30 +106,38 @@ def potentials(pe, call, o):
 # --------------------------------------------------------------------------------------------
 
 def route(q, pe, call, o, dropout=0.0):
-    """The name of the first route (see the module's docstring) that computes this attention call."""
+    """The name of the first route (see the module's docstring) that computes this attention call. It reads the
+    shapes, the options and the call's Python facts (same, toeplitz), never a tensor's values, so that torch.compile
+    captures a training step whole (tests/test_compile.py)."""
     kinds = set(pe.kinds)
     explicit = o.hook is not None or o.topk > 0 or bool(kinds & {'content', 'weight'})
-    same = q.size(2) == call.ki.numel() and torch.equal(call.qi, call.ki)  # the queries are the keys: no cached past
     rotary_far = o.ceiling > 0 and 'rotary' in kinds
-    pot = potentials(pe, call, o)[0]
-    table = 'bias' in kinds and pot is None  # a potential stands in for the bias table where it can
+    pot = has_potential(pe, o)
+    table = 'bias' in kinds and not pot  # a potential stands in for the bias table where it can
     simple = not (explicit or table or rotary_far)
-    if simple and same and not call.mask_rules and pot is None:
+    training = torch.is_grad_enabled() or dropout > 0
+    if simple and call.same and not call.mask_rules and not pot:
         return 'causal'
     # FlexAttention's kernel needs a head dimension of 16 or more (torch 2.11 refuses 8 when it compiles)
-    if (q.is_cuda and call.flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
-            and dropout == 0 and not kinds & {'content', 'query'}):
+    flex_ok = (q.is_cuda and call.flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
+               and dropout == 0 and not kinds & {'content', 'query'})
+    dense_ok = (training and call.toeplitz and not (explicit or rotary_far or pot) and 'query' not in kinds
+                and q.size(1) * q.size(2) ** 2 <= o.block_elems)
+    # the rule between the two (module docstring): dense where a parameter of the bias learns, flex elsewhere
+    learns = torch.is_grad_enabled() and any(p.requires_grad for p in pe.parameters())
+    if dense_ok and (not flex_ok or o.route == 'dense' or (learns and o.route != 'flex')):
+        return 'dense'
+    if flex_ok:
         return 'flex'
-    if simple and same and not call.mask_rules and (torch.is_grad_enabled() or dropout > 0) and q.size(2) <= 4096:
+    if simple and call.same and not call.mask_rules and training and q.size(2) <= 4096:
         return 'folded'
     band, _ = tiled_windows(call.mask_rules)
-    toeplitz = call.qrel.size(0) == 1 and torch.equal(call.qrel[0] - call.qrel[0, 0], call.qi - call.qi[0])
-    if (same and dropout == 0 and not torch.is_grad_enabled() and band is not None and available(q.device)
+    if (call.same and dropout == 0 and not torch.is_grad_enabled() and band is not None and available(q.device)
             and o.hook is None and o.topk == 0 and not kinds & {'content', 'query'}
-            and (toeplitz or not (table or 'weight' in kinds))
+            and (call.toeplitz or not (table or 'weight' in kinds))
             and (not rotary_far or 0 < band <= o.ceiling + 1)):
         return 'tiled'
-    return 'explicit' if explicit or (rotary_far and (dropout > 0 or torch.is_grad_enabled())) else 'blocks'
+    return 'explicit' if explicit or (rotary_far and training) else 'blocks'
 
 
 def attend(q, k, v, pe, call, o, dropout):
@@ -139,20 +173,47 @@ def causal(q, k, v, pe, call, o, dropout):
 
 
 def flex_route(q, k, v, pe, call, o, dropout):
-    # the distance tables (ALiBi's too: exact, unlike a difference of two large potentials) and FoX's potential
-    n = int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
+    # a linear bias (ALiBi) in closed form, -slope * d, with no table to gather; the other distance tables on 0..n-1,
+    # n from the shapes at positions 0..T-1 (training, scoring from scratch), else read off the positions (decoding
+    # with a KV cache, BiPE's segments: data-dependent, outside any compiled graph there)
+    slope = pe.slope(call.layer) / o.attn_temperature if 'linear' in pe.kinds else None
+    tables = ('bias' in pe.kinds and slope is None) or 'weight' in pe.kinds
+    n = k.size(2) if call.toeplitz or not tables else int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
     dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
-    btab = pe.bias(call.layer, dist) / o.attn_temperature if 'bias' in pe.kinds else None
+    btab = pe.bias(call.layer, dist) / o.attn_temperature if 'bias' in pe.kinds and slope is None else None
     fox = call.kpot / o.attn_temperature if 'potential' in pe.kinds else None
-    return flex(q, k, v, scale_of(q, o), *flex_mods(call.qi, call.qrel, call.ki, call.krel, call.mask_rules,
-                                                    btab, pe.weight(call.layer, dist), fox, o.ceiling))
+    mods = flex_mods(call.qi, call.qrel, call.ki, call.krel, call.mask_rules, btab, pe.weight(call.layer, dist), fox,
+                     o.ceiling, slope)
+    return flex(q, k, v, scale_of(q, o), *mods)
+
+
+def toeplitz(tab, T):
+    """[H, T, T] whose entry [h, m, n] is tab[h, m - n] for m >= n (0 above the diagonal): windows of the table laid
+    out backwards. Autograd sums each diagonal's gradient into its one entry (unfold's backward), a reduction where
+    indexing tab[:, m - n] would scatter T^2 values into H x T places."""
+    return torch.cat([tab[:, :T].flip(-1), tab.new_zeros(tab.size(0), T - 1)], -1).unfold(-1, T, 1).flip(-2)
+
+
+def dense(q, k, v, pe, call, o, dropout):
+    # training over positions 0..T-1 (route: the call's toeplitz fact): the whole [H, T, T] bias, as the KERPLE
+    # authors' code builds it, SDPA's additive mask; its gradient reaches the [H, T] table through toeplitz()
+    T = q.size(2)
+    dist = torch.arange(T, device=q.device, dtype=torch.float32)
+    ok = model.allowed_keys(call.qi, call.ki, call.mask_rules)
+    if 'bias' in pe.kinds:
+        tab = pe.bias(call.layer, dist.clamp(max=o.ceiling) if o.ceiling > 0 else dist) / o.attn_temperature
+        mask = toeplitz(tab, T).masked_fill(~ok, NEG)
+    else:  # a window alone
+        mask = torch.zeros(ok.shape, device=q.device).masked_fill(~ok, NEG)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout, scale=scale_of(q, o))
 
 
 def folded(q, k, v, pe, call, o, dropout):
     # pot[n] - pot[m] with pot[m] dropped (softmax ignores it): one extra dimension, q's entry 1/scale
     scale, pot = scale_of(q, o), potentials(pe, call, o)[0]
     qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
-    kx = torch.cat([k, ((pot - pot[:, :, -1:]) / o.attn_temperature).expand(q.size(0), -1, -1)[..., None].to(k.dtype)], -1)
+    kpot = ((pot - pot[:, :, -1:]) / o.attn_temperature).expand(q.size(0), -1, -1)
+    kx = torch.cat([k, kpot[..., None].to(k.dtype)], -1)
     return F.scaled_dot_product_attention(qx, kx, F.pad(v, (0, 1)), dropout_p=dropout, is_causal=True,
                                           scale=scale)[..., :-1]
 
@@ -225,7 +286,7 @@ def blocks(q, k, v, pe, call, o, dropout):
     return torch.cat(out, dim=2)
 
 
-ROUTES = dict(causal=causal, flex=flex_route, folded=folded, tiled=tiled, explicit=explicit, blocks=blocks)
+ROUTES = dict(causal=causal, dense=dense, flex=flex_route, folded=folded, tiled=tiled, explicit=explicit, blocks=blocks)
 
 
 @contextmanager
@@ -382,21 +443,23 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
 _compiled = {}
 
 
-def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, pot=None, ceiling=0):
+def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, pot=None, ceiling=0, slope=None):
     """(score_mod, mask_mod) of the logits of model.scores: score = q.k * scale, then * weight[h, d] + bias[h, d]
-    (+ pot[b, h, n] - pot[b, h, m]), d = qrel - krel capped at `ceiling`; visible: causal and the window rules."""
-    top = (bias_tab if bias_tab is not None else weight_tab).size(1) - 1 if (bias_tab is not None or weight_tab is not None) else 0
+    - slope[h] * d (+ pot[b, h, n] - pot[b, h, m]), d = qrel - krel capped at `ceiling`; a table's last entry stands
+    for every distance past it. Visible: causal and the window rules."""
     qb = (lambda b: 0) if qrel.size(0) == 1 else (lambda b: b)
     pb = (lambda b: 0) if pot is None or pot.size(0) == 1 else (lambda b: b)
     # the compiled backward refuses a tensor that needs grad indexed twice in one score_mod: the query side reads a copy
     qpot = None if pot is None else pot.clone()
 
     def score_mod(score, b, h, m, n):
-        d = (qrel[qb(b), m] - krel[qb(b), n]).clamp(0, min(ceiling, top) if ceiling > 0 else top)
+        d = qrel[qb(b), m] - krel[qb(b), n]
         if weight_tab is not None:
-            score = score * weight_tab[h, d]
+            score = score * weight_tab[h, d.clamp(0, weight_tab.size(1) - 1)]
         if bias_tab is not None:
-            score = score + bias_tab[h, d]
+            score = score + bias_tab[h, d.clamp(0, bias_tab.size(1) - 1)]
+        if slope is not None:  # ALiBi, eq. 4.3: -slope * (m - n); a key in the future is masked anyway
+            score = score - slope[h] * (d.clamp(0, ceiling) if ceiling > 0 else d)
         if pot is not None:
             score = score + pot[pb(b), h, n] - qpot[pb(b), h, m]
         return score
@@ -410,19 +473,24 @@ def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, po
 
 
 def flex(q, k, v, scale, score_mod, mask_mod, compiled=True):
-    """FlexAttention of q [B, H, Tq, D] against k, v [B, H, Tk, D] with the given mods."""
+    """FlexAttention of q [B, H, Tq, D] against k, v [B, H, Tk, D] with the given mods. On a GPU compiled once for
+    dynamic shapes, so that every length and batch takes the same kernel (one compilation per encoding and window
+    rule; extrapolate.py compiled anew for each of its lengths before). Inside a compiled model, that model's graph
+    holds it."""
     from torch.nn.attention.flex_attention import create_block_mask, flex_attention
     fn, blocks = flex_attention, create_block_mask
-    if compiled:
-        if 'flex' not in _compiled:
+    if compiled and not torch.compiler.is_compiling():
+        if q.device.type not in _compiled:
             # Each encoding, window rule and autocast state is a graph of its own: past torch's default of 8, compiled
             # calls fall back to eager ones without an error (an H200 run of bench.py's eval mode did so).
             dyn, key = torch._dynamo.config, 'recompile_limit'  # cache_size_limit in older torch
             key = key if hasattr(dyn, key) else 'cache_size_limit'
             setattr(dyn, key, max(getattr(dyn, key), 64))
-            _compiled['flex'] = torch.compile(flex_attention)
-            # an eager block mask evaluates mask_mod at all Tq x Tk pairs (10 GB at 32k tokens there); a compiled one not
-            _compiled['blocks'] = torch.compile(create_block_mask)
-        fn, blocks = _compiled['flex'], _compiled['blocks']
+            # on CPU (the tests) torch 2.13 fails to build the C++ of flex's dynamic-shape kernel: static shapes there.
+            # An eager block mask evaluates mask_mod at all Tq x Tk pairs (10 GB at 32k tokens); a compiled one not
+            dynamic = q.device.type != 'cpu'
+            _compiled[q.device.type] = (torch.compile(flex_attention, dynamic=dynamic),
+                                        torch.compile(create_block_mask, dynamic=dynamic))
+        fn, blocks = _compiled[q.device.type]
     block_mask = blocks(mask_mod, None, None, q.size(2), k.size(2), device=q.device.type)
     return fn(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=scale)

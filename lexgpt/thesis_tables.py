@@ -1,6 +1,6 @@
 """
 The thesis' own numbers (Chi 2024, ../shared/papers/000_29a755e9c96e9e9d.txt) that thesis.py sets beside ours,
-copied as printed with their marks and the lines they stand on.
+copied as printed with their marks and the lines they stand on, and what each of thesis.py's sections holds.
 """
 
 # The thesis' numbers on GitHub (code: the nearest of its corpora to ours) at L_ex = 512 ... 8192, as printed with
@@ -51,3 +51,27 @@ T64 = dict(lines=(2176, 2180), cols=dict(
     regular64=[3.63, 3.49, 3.50, 3.50, 3.50], regular32=[3.80, 3.76, 3.78, 3.79, 4.14]),
     also={'128/12': [3.22, 3.24, 3.25, 3.26, 3.25], '256/6': [3.17, 3.38, 3.37, 3.38, 3.37],
           '32/6': [3.96, 3.87, 4.37, 4.33, 4.28]})
+
+# thesis.py's sections: each one's title, and its protocol in a sentence with the thesis' lines
+INTRO = {  # each section's title and protocol in a sentence
+    't3_3': ("Table 3.3: KERPLE, non-overlapping evaluation", "The test split's first tokens, the same at every "
+             "length, cut into non-overlapping segments of L_ex, every token scored (line 737)."),
+    't4_3': ("Table 4.3: Sandwich, last-token evaluation", "N segments of L_ex tokens, only the last token of each "
+             "scored, after the L_ex - 1 before it: the same tokens at every length (4.3.4, lines 1227-1231)."),
+    't4_5': ("Table 4.5: windowed inference", f"The last-token protocol's tokens, each token seeing the last {W45} "
+             f"= 4 L_tr only, as a KV cache that drops what leaves the window does (4.9.2; the thesis' 2048 at its "
+             f"L_tr = 512), at 8 and 16 L_tr. Thesis, lines 1458-1460, at 8, 16, 32 L_tr: Sandwich 2.79, 2.81, "
+             f"2.81; ALiBi 3.01, 3.01, 3.01."),
+    'speed': ("Table 3.4: training seconds per step", "The median step time in each finished run's log, mean over "
+              "seeds (two runs share 2 CPU cores beside other work: noisy; quiet-machine figures in "
+              "results/bench/train.md), beside the thesis' GPU seconds (line 781)."),
+    't6_1': ("Table 6.1: regular languages", "Final-answer accuracy at lengths 41-500 (Deletang) and 51-100 "
+             "(Bhattamishra), Max / Avg (seeds), from results/regular/table.json. Ours: RegularGPT C=2, a RoPE "
+             "Transformer, an LSTM; the thesis' Transformer has Transformer-XL positions."),
+    't6_3': ("Tables 6.3/6.4: RegularGPT on natural language", "The last-token protocol of Table 4.3 (the thesis' "
+             "own for 6.3/6.4, lines 2172-2173), RegularGPT with K = 2 shared blocks (configs/sweep_lm_regular.py) "
+             "beside the relative encodings' rows of 4.3. Its depth is K ceil(log_C L_ex): C = 64 keeps the 2 levels "
+             "of L_tr to 16 L_tr, as the thesis' C = 128 from 512 to 8192; C = 32 gains a third at 8 L_tr, as the "
+             "thesis' C = 64 at 16 L_tr. Thesis rows: GitHub, C/K = 128/6 beside our 64/2, 64/6 beside 32/2; its "
+             "other columns: " + '; '.join(f"{k} {', '.join(map(str, v))}" for k, v in T64['also'].items()) + '.'),
+}

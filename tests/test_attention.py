@@ -111,7 +111,8 @@ def test_merge_of_two_key_sets_equals_attention_over_both():
     torch.manual_seed(0)
     s, v = torch.randn(2, 5, 9), torch.randn(2, 9, 4)
     s[0, 1, :4] = float('-inf')  # a row that sees nothing in the first set
-    parts = [(s[..., sl].softmax(-1).nan_to_num() @ v[:, sl], s[..., sl].logsumexp(-1)) for sl in (slice(0, 4), slice(4, 9))]
+    parts = [(s[..., sl].softmax(-1).nan_to_num() @ v[:, sl], s[..., sl].logsumexp(-1))
+             for sl in (slice(0, 4), slice(4, 9))]
     out, lse = routes.merge(*parts[0], *parts[1])
     assert torch.allclose(out, s.softmax(-1) @ v, atol=1e-6) and torch.allclose(lse, s.logsumexp(-1), atol=1e-6)
 
@@ -190,19 +191,19 @@ ROUTE_TABLE = {
     'rope':              'causal causal tiled tiled tiled explicit blocks',
     'xpos':              'causal causal tiled tiled tiled explicit blocks',
     'bipe_rope':         'causal causal tiled tiled tiled explicit blocks',
-    't5':                'tiled blocks tiled tiled tiled explicit blocks',
+    't5':                'tiled dense tiled tiled tiled explicit blocks',
     'alibi':             'tiled folded tiled tiled tiled explicit blocks',
     'bipe_alibi':        'tiled folded tiled tiled blocks explicit blocks',
-    'kerple_power':      'tiled blocks tiled tiled tiled explicit blocks',
-    'kerple_log':        'tiled blocks tiled tiled tiled explicit blocks',
-    'kerple_3log':       'tiled blocks tiled tiled tiled explicit blocks',
+    'kerple_power':      'tiled dense tiled tiled tiled explicit blocks',
+    'kerple_log':        'tiled dense tiled tiled tiled explicit blocks',
+    'kerple_3log':       'tiled dense tiled tiled tiled explicit blocks',
     'kerple_biaswht':    'tiled explicit tiled tiled tiled explicit explicit',
-    'gauss_bias2':       'tiled blocks tiled tiled tiled explicit blocks',
-    'gauss_bias3':       'tiled blocks tiled tiled tiled explicit blocks',
+    'gauss_bias2':       'tiled dense tiled tiled tiled explicit blocks',
+    'gauss_bias3':       'tiled dense tiled tiled tiled explicit blocks',
     'gauss_wht1':        'tiled explicit tiled tiled tiled explicit explicit',
     'gauss_wht2':        'tiled explicit tiled tiled tiled explicit explicit',
-    'sandwich':          'tiled blocks tiled tiled tiled explicit blocks',
-    'sandwich_smoothed': 'tiled blocks tiled tiled tiled explicit blocks',
+    'sandwich':          'tiled dense tiled tiled tiled explicit blocks',
+    'sandwich_smoothed': 'tiled dense tiled tiled tiled explicit blocks',
     'fire':              'blocks blocks blocks blocks blocks explicit blocks',
     'fox':               'tiled folded tiled tiled tiled explicit blocks',
     'cope':              'explicit explicit explicit explicit explicit explicit explicit',
@@ -319,15 +320,18 @@ def loss_and_grads(model, idx, **opts):
 @cuda
 @pytest.mark.parametrize('pe', ['alibi', 't5', 'kerple_biaswht', 'gauss_wht1', 'fox', 'bipe_alibi', 'rope'])
 @pytest.mark.parametrize('opts', [dict(), dict(local=9, n_starting=2)])
-def test_cuda_training_through_flex_equals_reference(pe, opts):
-    """CUDA training takes the compiled FlexAttention route (forward and backward): the loss and every gradient,
+@pytest.mark.parametrize('prefer', ['flex', 'dense'])
+def test_cuda_training_through_flex_or_dense_equals_reference(pe, opts, prefer):
+    """CUDA training takes the compiled FlexAttention route, or the dense one (SDPA with the [H, T, T] bias as a mask
+    whose gradient it returns) where it applies and is preferred (forward and backward): the loss and every gradient,
     the positional parameters' included, equal the reference's."""
     model = tiny(pe, n_embd=64).cuda().train()  # head dimension 16, the least FlexAttention compiles for
     idx = torch.randint(3, 64, (2, 80), device='cuda')
     idx[:, ::7] = 1
     with routes.recording() as taken:
-        l1, g1 = loss_and_grads(model, idx, **opts)
-    assert 'flex' in taken or not opts and pe == 'rope', taken
+        l1, g1 = loss_and_grads(model, idx, route=prefer, **opts)
+    dense = prefer == 'dense' and pe in ('t5', 'rope')  # no weight, no potential: the dense route applies
+    assert set(taken) == {'causal' if not opts and pe == 'rope' else 'dense' if dense else 'flex'}, taken
     l2, g2 = loss_and_grads(model, idx, route='reference', **opts)
     assert torch.allclose(l1, l2, atol=1e-4) and g1.keys() == g2.keys()
     assert {n for n, _ in model.named_parameters() if n.startswith('pe.')} <= g1.keys()  # positional ones too

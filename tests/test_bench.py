@@ -8,7 +8,7 @@ import torch
 from tools import bench
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
 @pytest.mark.parametrize('pe', ['alibi', 'kerple_log', 't5'])
-@pytest.mark.parametrize('impl', ['sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'fast'])
+@pytest.mark.parametrize('impl', ['sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'dense', 'fast'])
 def test_attention_candidates_equal_the_plain_reference(impl, pe):
     g = torch.Generator().manual_seed(0)
     q, k, v = [torch.randn(2, 4, 70, 16, generator=g) for _ in range(3)]
@@ -38,7 +38,8 @@ def test_interleaving_rotates_the_order_and_takes_per_round_ratios():
                                          ('regular', dict(lengths=[16, 32]))])
 def test_modes_run_on_a_tiny_model(mode, extra, capsys, tmp_path):
     cfg = dict(bench.DEFAULTS, mode=mode, pes=['alibi', 'kerple_log'], rounds=1, warmup=0, n_layer=1, n_head=2,
-               n_embd=16, block_size=16, batch_size=2, vocab_size=32, device='cpu', json=str(tmp_path / 'b.json'), **extra)
+               n_embd=16, block_size=16, batch_size=2, vocab_size=32, device='cpu', json=str(tmp_path / 'b.json'),
+               **extra)
     out = bench.main(cfg)
     printed = capsys.readouterr().out
     saved = json.load(open(tmp_path / 'b.json'))  # --json: the same figures, with the command and the machine
@@ -52,10 +53,25 @@ def test_modes_run_on_a_tiny_model(mode, extra, capsys, tmp_path):
         assert set(out) == {(name, T) for name in names for T in (32, 64)}
         assert out['none', 32]['ratio'] == 1.0
         # the table names the route each forward took (routes.route)
-        assert '| none | causal |' in printed and '| alibi | tiled |' in printed and '| kerple_log+lm_infinite | tiled |' in printed
-        assert {(r['name'], r['T'], r['route']) for r in saved['results'] if r['name'] == 'alibi'} == {('alibi', 32, 'tiled'), ('alibi', 64, 'tiled')}
+        for row in ('| none | causal |', '| alibi | tiled |', '| kerple_log+lm_infinite | tiled |'):
+            assert row in printed
+        taken = {(r['name'], r['T'], r['route']) for r in saved['results'] if r['name'] == 'alibi'}
+        assert taken == {('alibi', 32, 'tiled'), ('alibi', 64, 'tiled')}
     else:
         assert set(out) == {16, 32} and set(out[16]) == {'plain', 'gather', 'reduce'}
+
+
+def test_train_takes_the_route_a_training_call_prefers(capsys):
+    """results.sh lease times kerple_log's training by flex and by dense beside none; on a CPU (no flex) both take
+    dense, and the table says so; a route that is not one is refused."""
+    cfg = dict(bench.DEFAULTS, mode='train', pes=['kerple_log+dense', 'kerple_log+flex', 'alibi'], rounds=1, warmup=0,
+               n_layer=1, n_head=2, n_embd=16, block_size=16, batch_size=2, vocab_size=32, device='cpu')
+    out = bench.main(cfg)
+    assert {name: r['route'] for name, r in out.items()} == {
+        'none': 'causal', 'kerple_log+dense': 'dense', 'kerple_log+flex': 'dense', 'alibi': 'folded'}
+    assert '| kerple_log+flex | dense |' in capsys.readouterr().out
+    with pytest.raises(bench.ConfigError, match="'t5\\+fast' names no route; train takes"):
+        bench.main(dict(cfg, pes=['t5+fast']))
 
 
 def test_eval_takes_one_variant_of_one_encoding(capsys):

@@ -26,10 +26,12 @@ SETUPS = [dict(), dict(attn_temperature=0.7), dict(local=9), dict(local=9, n_sta
 # 'stream' the last 6 after a cache-relative one under LM-Infinite's ceiling, as streaming.py runs it: the 2 starting
 # tokens lie more than the ceiling away from those queries
 DIRECT = {
-    'infer': (dict(), 'infer'), 'temperature': (dict(attn_temperature=0.7), 'infer'), 'window': (dict(local=9), 'infer'),
+    'infer': (dict(), 'infer'), 'temperature': (dict(attn_temperature=0.7), 'infer'),
+    'window': (dict(local=9), 'infer'),
     'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
     'topk': (dict(local=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
     'train': (dict(), 'train'), 'train_window': (dict(local=9, n_starting=3), 'train'),
+    'train_ceiling': (dict(ceiling=8), 'train'),
     'decode': (dict(), 'decode'), 'bounded': (dict(), 'bounded'), 'stream': (dict(ceiling=12), 'stream'),
 }
 
@@ -65,11 +67,11 @@ def captured_call(model, setup, T=70):
     return seen[0]
 
 
-def unit_qkv(shape, Tk, grad=False):
+def unit_qkv(shape, Tk, grad=False, dtype=torch.float32):
     g = torch.Generator().manual_seed(2)
     B, H, Tq, D = shape
-    q = torch.randn(B, H, Tq, D, generator=g)
-    k, v = (torch.randn(B, H, Tk, D, generator=g) for _ in range(2))
+    q = torch.randn(B, H, Tq, D, generator=g, dtype=dtype)
+    k, v = (torch.randn(B, H, Tk, D, generator=g, dtype=dtype) for _ in range(2))
     return [x.requires_grad_(grad) for x in (q, k, v)]
 
 
@@ -160,3 +162,70 @@ def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
             m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
             taken[n_embd] = routes.route(torch.randn(shape), pe_, call, o)
     assert taken[64] == 'flex' and taken[32] not in ('flex', 'causal'), taken
+
+
+@pytest.mark.parametrize('pe', ['t5', 'kerple_log', 'kerple_power', 'kerple_3log', 'gauss_bias3', 'sandwich'])
+@pytest.mark.parametrize('setup', ['train', 'train_window', 'train_ceiling'])
+def test_dense_route_equals_the_reference_in_float64_gradients_included(pe, setup):
+    """Training with a distance table at positions 0..T-1 takes the dense route (the [H, T, T] bias as SDPA's mask,
+    its gradient summed back into the table along the diagonals); in float64 it equals the reference in the output
+    and in the gradients of q, k, v and of every parameter of the encoding, to rounding."""
+    model = tiny(pe).double()
+    pe_, call, o, shape, Tk, grad = captured_call(model, setup)
+    q, k, v = unit_qkv(shape, Tk, grad, torch.float64)
+    w = torch.randn(q.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    params = list(pe_.parameters())
+    assert grad and routes.route(q, pe_, call, o) == 'dense'
+    got, want = ([y.detach()] + list(torch.autograd.grad((y * w).sum(), [q, k, v] + params))
+                 for y in (routes.attend(q, k, v, pe_, call, o, 0.0), attention_reference(q, k, v, pe_, call, o)))
+    assert len(got) == 4 + len(params) and want[0].abs().max() > 0.5
+    for a, b in zip(got, want):
+        assert (a - b).abs().max() <= 1e-12 * max(1.0, float(b.abs().max())), (a - b).abs().max()
+
+
+def test_toeplitz_lays_a_table_along_the_diagonals():
+    """routes.toeplitz by hand: entry [h, m, n] is tab[h, m - n] below and on the diagonal, 0 above it."""
+    tab = torch.tensor([[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]])
+    lower = torch.tensor([[1.0, 0, 0], [2.0, 1.0, 0], [3.0, 2.0, 1.0]])
+    want = torch.stack([lower, 10 * lower])
+    assert torch.equal(routes.toeplitz(tab, 3), want)
+    assert torch.equal(routes.toeplitz(tab, 2), want[:, :2, :2])  # the first T distances of a longer table
+
+
+@pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
+def test_alibi_flex_score_mod_is_its_closed_form(monkeypatch):
+    """FlexAttention's score_mod for ALiBi is -slope_h * (m - n) (eq. 4.3) from the slopes alone, not a gather from a
+    distance table: flex_route hands flex_mods no table, and the score_mod gives the hand-computed bias, slopes
+    2^(-8(h+1)/H) for H = 4 heads, at a few (h, m, n), over a temperature of 0.5."""
+    model = tiny('alibi', n_embd=64)
+    pe_, call, o, shape, Tk, _ = captured_call(model, 'infer', T=40)
+    o = replace(o, attn_temperature=0.5)
+    got, real_mods = [], routes.flex_mods
+    monkeypatch.setattr(routes, 'flex_mods', lambda *a: got.append(a) or real_mods(*a))
+    monkeypatch.setattr(routes, 'flex', lambda q, k, v, scale, score_mod, mask_mod: score_mod)
+    score_mod = routes.flex_route(*unit_qkv(shape, Tk), pe_, call, o, 0.0)
+    bias_tab, weight_tab = got[0][5:7]
+    assert bias_tab is None and weight_tab is None
+    for h, m, n in ((0, 5, 5), (0, 9, 2), (2, 30, 1), (3, 39, 0)):
+        bias = score_mod(torch.tensor(0.0), torch.tensor(0), torch.tensor(h), torch.tensor(m), torch.tensor(n))
+        assert float(bias) == pytest.approx(-2.0 ** (-8 * (h + 1) / 4) * (m - n) / 0.5, rel=1e-6), (h, m, n)
+
+
+def test_a_gpu_trains_learned_tables_dense_and_the_rest_through_flex(monkeypatch):
+    """The rule between dense and flex for a training call on a GPU (routes' docstring): dense where a parameter of
+    the bias learns (KERPLE, T5), flex for a fixed table (Sandwich) and a potential (ALiBi); AttnOptions.route says
+    which one a call that both take prefers, so that bench.py measures either; a call that needs no gradient keeps
+    flex."""
+    taken = {}
+    for pe in ('kerple_log', 't5', 'sandwich', 'alibi'):
+        pe_, call, o, shape, _, _ = captured_call(tiny(pe, n_embd=64), 'train', T=40)
+        with monkeypatch.context() as m:
+            m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
+            for prefer in ('auto', 'flex', 'dense'):
+                taken[pe, prefer] = routes.route(torch.randn(shape), pe_, call, replace(o, route=prefer))
+            with torch.no_grad():
+                taken[pe, 'no_grad'] = routes.route(torch.randn(shape), pe_, call, o)
+    want = {('kerple_log', 'auto'): 'dense', ('t5', 'auto'): 'dense', ('sandwich', 'auto'): 'flex',
+            ('sandwich', 'dense'): 'dense', ('alibi', 'dense'): 'flex'}  # ALiBi's potential has no dense route
+    for (pe, prefer), name in taken.items():
+        assert name == want.get((pe, prefer), 'dense' if prefer == 'dense' else 'flex'), (pe, prefer, name)

@@ -70,8 +70,9 @@ def evals(tmp_path):
     win = {(s, m): 3.0 * (1 + 0.01 * math.log2(m)) * 1.02 for s in (0, 1, 2) for m in (8.0, 16.0)}
     write_eval(e, 'windowed_sandwich', rows('sandwich', win, variant=f'windowed@{thesis.W45}'), setup_lt)
     # RegularGPT: C = 64 flat (seeds drift apart by 0.4% at 16x, no trend); C = 32 up 30% from 8x on
-    flat = {(s, m): 3.5 * (1 + 0.01 * s) * (1 + 0.001 * math.log2(m) * (s - 1)) for s in (0, 1, 2) for m in thesis.MULTS}
-    jump = {(s, m): 3.6 * (1.3 if m >= 8 else 1.0) * (1 + 0.01 * s + 0.002 * m) for s in (0, 1, 2) for m in thesis.MULTS}
+    seeds_mults = [(s, m) for s in (0, 1, 2) for m in thesis.MULTS]
+    flat = {(s, m): 3.5 * (1 + 0.01 * s) * (1 + 0.001 * math.log2(m) * (s - 1)) for s, m in seeds_mults}
+    jump = {(s, m): 3.6 * (1.3 if m >= 8 else 1.0) * (1 + 0.01 * s + 0.002 * m) for s, m in seeds_mults}
     write_eval(e, 'last_token_regular64', rows('regular64', flat), setup_lt)
     write_eval(e, 'last_token_regular32', rows('regular32', jump), setup_lt)
     return tmp_path
@@ -94,7 +95,8 @@ def write_runs(tmp_path):
 def run_main(tmp_path, **kw):
     write_runs(tmp_path)
     cfg = dict(thesis.DEFAULTS, eval_dir=str(tmp_path / 'eval'), lm_dir=str(tmp_path / 'lm'),
-               regular=str(tmp_path / 'table.json'), out_dir=str(tmp_path / 'out'), **kw)
+               regular=str(tmp_path / 'table.json'), out_dir=str(tmp_path / 'out'), mid_dir=str(tmp_path / 'mid'))
+    cfg.update(kw)
     return thesis.main(cfg)
 
 
@@ -143,6 +145,34 @@ def test_tables_from_synthetic_jsons(evals):
     saved = json.load(open(evals / 'out' / 'thesis.json'))
     assert saved['command'].startswith('python ') and saved['sections']['t3_3']['cells']['alibi']['16.0']['p'] < 0.05
     assert os.path.isfile(evals / 'out' / 'thesis.png')
+
+
+def mid_rows(pe, ppl_by_seed_mult, iters=1000):
+    return [dict(r, L_tr=512, iters=iters) for r in rows(pe, ppl_by_seed_mult)]
+
+
+def test_mid_scale_rows_beside_the_tiny_ones(evals):
+    """#60: the 25M runs' tables (results/gpu/lease/mid_<protocol>.json) give rows 'ours, 25M' under each encoding's
+    tiny row, n in every cell, and a t-test only from 3 seed pairs on: ALiBi has 3 seeds against KERPLE-log's 3 (p by
+    hand, as in the test above), T5 2 (no test, though the tiny rows test from 2); a mid-training row is left out."""
+    mid = evals / 'mid'
+    method = {(s, m): 2.0 + 0.1 * s for s in (0, 1, 2) for m in thesis.MULTS}
+    other = {(s, m): (2.5, 2.4, 2.8)[s] for s in (0, 1, 2) for m in thesis.MULTS}
+    t5 = {(s, m): 2.2 + 0.3 * s for s in (0, 1) for m in thesis.MULTS}
+    write_eval(mid, 'mid_nonoverlap', mid_rows('kerple_log', method) + mid_rows('alibi', other) + mid_rows('t5', t5)
+               + mid_rows('rope', {(3, 1.0): 9.0}, iters=500), {'alibi-s0': dict(offset=0, n_tokens=262144)})
+    data = run_main(evals, mid_dir=str(mid))
+    cells = data['sections']['t3_3']['mid']
+    assert cells['alibi'][16.0]['n'] == 3 and cells['alibi'][16.0]['mark'] == thesis.DAGGER
+    assert cells['alibi'][16.0]['p'] == pytest.approx(t2_pvalue([2.0, 2.1, 2.2], [2.5, 2.4, 2.8]), rel=1e-9)
+    assert cells['t5'][1.0]['n_pairs'] == 2 and cells['t5'][1.0]['p'] is None and 'rope' not in cells
+    assert any('rope-s3 at 1x is from iteration 500, not 1000' in n for n in data['notes'])
+    assert data['sections']['t4_3']['mid'] == {}  # no last-token table yet
+    page = open(evals / 'out' / 'README.md').read()
+    assert f"|  | ours, 25M | 2.567 ± 0.208{thesis.DAGGER} (3) |" in page  # (2.5 + 2.4 + 2.8) / 3, sample std
+    assert '|  | ours, 25M | 2.350 ± 0.212 (2) |' in page  # T5: n = 2, no mark
+    assert 'segments: 512, 256, 128, 64, 32 at 1-16 L_tr, 262,144 tokens' in page  # the 25M runs' own n
+    assert 'tested against the method from 3 seed pairs on' in page
 
 
 def test_bad_input_is_one_line(tmp_path, evals):

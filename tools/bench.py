@@ -3,6 +3,10 @@ Benchmarks, one mode per question. Encodings are interleaved in one process (rou
 rounds), so that the ratios against pe='none' hold on a shared machine. Training configs work as they are.
 
   python bench.py configs/tiny.py --mode=train                         # training step per encoding vs none
+  python bench.py configs/thesis_162m.py --mode=train --pes=kerple_log+flex,kerple_log+dense   # a learned bias's
+        # training by FlexAttention's backward and by SDPA with the [H, T, T] bias materialised (routes' rule)
+  python bench.py configs/thesis_162m.py --mode=attention --attn_pe=kerple_log --lengths=512 --attn_batch=32 \
+        --attn_impls=causal,flex_grad,dense        # the same two, one attention layer at the 124M model's shape
   python bench.py configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
   python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one biased layer, each implementation
   python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
@@ -25,7 +29,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lexgpt.common import command_line, forward_backward, md_table, Meter, optimizer_step, pick_device, precision, rss_mb
+from lexgpt.common import (command_line, forward_backward, md_table, Meter, optimizer_step, pick_device, precision,
+                           rss_mb)
 from lexgpt.corpus import data_folder, load_meta
 from lexgpt.streaming import stream_chunks, stream_losses, stream_refusal
 from lexgpt.config import ConfigError, run
@@ -36,19 +41,23 @@ from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, 
 
 DEFAULTS = dict(
     mode='train',               # train | eval | attention | regular | pretrained | stream
-    pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],  # encodings ('none' is the baseline, added if missing);
-                                # eval also takes one variant of one encoding: alibi+lm_infinite
+    # the encodings ('none', the baseline, is added if missing); eval also takes one variant of one encoding,
+    # alibi+lm_infinite, and train the route that training calls prefer where both apply (AttnOptions.route), t5+dense,
+    # or in a compiled run an uncompiled model, none+eager
+    pes=['none', 'alibi', 'kerple_log', 'sandwich', 't5', 'rope'],
     rounds=10,                  # timed rounds (train: steps; eval: forwards) per encoding, after `warmup` rounds
     warmup=2,
     lengths=[256, 1024, 4096],  # eval / attention / regular: sequence lengths
     variants=[''],              # eval: '' (as trained), 'window' (window = block_size), 'lm_infinite' (Λ mask of the
                                 # first 10 + last block_size tokens, distance ceiling block_size); 'none' runs plain
     attn_impls=['causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'fast'],  # attention
-    attn_pe='alibi',            # attention: the bias of the layer (its table learns in sdpa_mask_grad)
+    attn_pe='alibi',            # attention: the bias of the layer (its table learns in sdpa_mask_grad, flex_grad,
+                                # dense)
     attn_batch=1,               # attention: batch size (16 with lengths=256 is the tiny config's training shape)
     regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
     regular_chunk=2,            # regular: C
-    pretrained='smollm2',       # pretrained: the checkpoint (alias, .gguf, Hugging Face folder) run by us and by transformers
+    pretrained='smollm2',       # pretrained: the checkpoint (alias, .gguf, Hugging Face folder) run by us and by
+                                # transformers
     stream_tokens=[10000, 1000000],  # stream: a short and a long stream, interleaved (window: block_size)
     stream_sinks=4,             # stream: starting tokens S kept in the cache
     stream_chunk=256,           # stream: tokens per forward pass
@@ -131,34 +140,43 @@ def bench_train(cfg, device):
     dtype, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
     scaler = torch.amp.GradScaler(device.split(':')[0], enabled=dtype == 'float16')
     B, T, n_micro = cfg['batch_size'], cfg['block_size'], cfg['gradient_accumulation_steps']
-    models = {}
-    for pe in encodings(cfg):
+    models, prefer = {}, {}
+    for name in encodings(cfg, one_variant=True):
+        # kerple_log+flex: its training calls prefer flex (routes.route); none+eager: not compiled in a compiled run
+        pe, _, prefer[name] = name.partition('+')
+        if prefer[name] not in ('', 'flex', 'dense', 'eager'):
+            raise ConfigError(f"pes: {name!r} names no route; train takes <pe>, <pe>+flex, <pe>+dense or <pe>+eager")
         torch.manual_seed(cfg['seed'])
         m = make_model(model_config(cfg, pe=pe)).to(device)
         opt = m.configure_optimizers(cfg['weight_decay'], cfg['learning_rate'], (cfg['beta1'], cfg['beta2']),
                                      device.split(':')[0])
-        models[pe] = (m, torch.compile(m) if cfg['compile'] else m, opt)
+        models[name] = (m, torch.compile(m) if cfg['compile'] and prefer[name] != 'eager' else m, opt)
     g = torch.Generator().manual_seed(cfg['seed'])
     V = models['none'][0].config.vocab_size
     batches = [(torch.randint(V, (B, T), generator=g).to(device), torch.randint(V, (B, T), generator=g).to(device))
                for _ in range(n_micro)]
 
-    def step(pe):
-        m, run_model, opt = models[pe]
-        return timed(lambda: (forward_backward(run_model, batches, ctx, scaler),
-                              optimizer_step(m, opt, scaler, cfg['grad_clip'])), device)
+    def step(name):
+        m, run_model, opt = models[name]
+        with m.attention(route=prefer[name] if prefer[name] in ('flex', 'dense') else 'auto'), \
+                routes.recording() as taken:
+            r = timed(lambda: (forward_backward(run_model, batches, ctx, scaler),
+                               optimizer_step(m, opt, scaler, cfg['grad_clip'])), device)
+        return dict(r, route='/'.join(sorted(set(taken))) or 'compiled')  # a compiled step records nothing
     res, ratio = interleaved(list(models), cfg['rounds'], cfg['warmup'], step)
     cuda, peak = device.startswith('cuda'), (cfg['peak_tflops'] or 312) * 1e12  # 312: model.estimate_mfu's A100
     out, rows = {}, []
     for pe, (m, _, _) in models.items():
         s = statistics.median(r['s'] for r in res[pe])
         out[pe] = dict(params=m.get_num_params(), ms_per_step=1000 * s, tokens_per_s=B * T * n_micro / s,
-                       ratio_to_none=ratio[pe], peak_mb=max(r['mb'] for r in res[pe]),
+                       ratio_to_none=ratio[pe], peak_mb=max(r['mb'] for r in res[pe]), route=res[pe][0]['route'],
                        mfu=m.estimate_mfu(B * n_micro, s, peak) if cuda else None)
         o = out[pe]
-        rows.append([pe, f"{o['params'] / 1e6:.2f}M", f"{o['ms_per_step']:.1f}", f"{o['tokens_per_s']:,.0f}",
-                     f"{o['ratio_to_none']:.2f}", f"{o['peak_mb']:.0f}"] + ([f"{100 * o['mfu']:.1f}%"] if cuda else []))
-    head = ['pe', 'params', 'ms/step', 'tokens/s', 'time vs none', 'peak MiB' + (' (allocated)' if cuda else ' (RSS increase)')]
+        rows.append([pe, o['route'], f"{o['params'] / 1e6:.2f}M", f"{o['ms_per_step']:.1f}",
+                     f"{o['tokens_per_s']:,.0f}", f"{o['ratio_to_none']:.2f}", f"{o['peak_mb']:.0f}"]
+                    + ([f"{100 * o['mfu']:.1f}%"] if cuda else []))
+    head = ['pe', 'route', 'params', 'ms/step', 'tokens/s', 'time vs none',
+            'peak MiB' + (' (allocated)' if cuda else ' (RSS increase)')]
     print(f"\ntraining step on {device} ({dtype}, {torch.get_num_threads()} threads), {cfg['n_layer']} layers x "
           f"{cfg['n_embd']}, batch {B} x {n_micro} x {T} tokens, compile={cfg['compile']}; median of {cfg['rounds']} "
           f"interleaved rounds after {cfg['warmup']}; 'time vs none' is the median per-round ratio\n")
@@ -186,7 +204,8 @@ def bench_eval(cfg, device):
             opts[name] = dict(local=L, n_starting=10, ceiling=L) if var == 'lm_infinite' else {}
     rows, out = [], {}
     for T in cfg['lengths']:
-        x = torch.randint(models['none'].config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
+        g = torch.Generator().manual_seed(T)
+        x = torch.randint(models['none'].config.vocab_size, (1, T), generator=g).to(device)
         taken_routes = {name: set() for name in models}
 
         def step(name):  # the routes are read off the timed forwards: another length would compile flex again
@@ -222,10 +241,11 @@ def bench_pretrained(cfg, device):
     file = pretrained.locate(cfg['pretrained'])
     dtype, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
     where = dict(gguf_file=os.path.basename(file)) if file.endswith('.gguf') else {}
-    theirs = transformers.AutoModelForCausalLM.from_pretrained(os.path.dirname(file) if where else pretrained.resolve(file),
-                                                               dtype=torch.float32, **where).to(device).eval()
+    folder = os.path.dirname(file) if where else pretrained.resolve(file)
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32, **where).to(device).eval()
     ours = GPT.from_pretrained(file).to(device)
-    run_model = {'transformers': lambda x: theirs(x, use_cache=False, logits_to_keep=1).logits, 'ours': lambda x: ours(x)[0]}
+    run_model = {'transformers': lambda x: theirs(x, use_cache=False, logits_to_keep=1).logits,
+                 'ours': lambda x: ours(x)[0]}
     rows, out = [], {}
     for T in cfg['lengths']:
         x = torch.randint(ours.config.vocab_size, (1, T), generator=torch.Generator().manual_seed(T)).to(device)
@@ -238,8 +258,10 @@ def bench_pretrained(cfg, device):
             out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]))
         rows.append([T] + [f"{out[n, T]['s']:.2f} s / {out[n, T]['mb']:.0f} MiB" for n in run_model]
                     + [f"{ratio['ours']:.2f}", f"{out['ours', T]['mb'] / max(out['transformers', T]['mb'], 1e-9):.2f}"])
-        print(f"T={T}: " + ', '.join(f"{n} {out[n, T]['s']:.2f} s {out[n, T]['mb']:.0f} MiB" for n in run_model), flush=True)
-    print(f"\n{cfg['pretrained']} ({ours.get_num_params() / 1e6:.1f}M parameters): no-grad forward, batch 1, on {device} "
+        print(f"T={T}: " + ', '.join(f"{n} {out[n, T]['s']:.2f} s {out[n, T]['mb']:.0f} MiB" for n in run_model),
+              flush=True)
+    print(f"\n{cfg['pretrained']} ({ours.get_num_params() / 1e6:.1f}M parameters): no-grad forward, batch 1, on "
+          f"{device} "
           f"({torch.get_num_threads()} threads, {dtype}); median of {cfg['rounds']} interleaved rounds after "
           f"{cfg['warmup']}; time / peak memory increase ({'allocated' if device.startswith('cuda') else 'RSS'}); "
           f"transformers {transformers.__version__}, attention {theirs.config._attn_implementation}\n")
@@ -247,14 +269,17 @@ def bench_pretrained(cfg, device):
     return out
 
 
-ATTN_IMPLS = ('causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'fast')
+ATTN_IMPLS = ('causal', 'plain', 'sdpa_mask', 'sdpa_mask_grad', 'flex_eager', 'flex_compiled', 'flex_grad', 'dense',
+              'fast')
 
 
 def attention_impl(impl, q, k, v, pe, compiled=None):
     """One causal attention layer with pe's bias computed by `impl`; all but 'causal' (no bias: the floor every
     bias is measured against) return the same [B, H, T, D] output.
-    sdpa_mask(_grad): one SDPA call with a full [H, T, T] float mask (whose table learns, in _grad); flex_*:
-    FlexAttention with model.py's score_mod; plain / fast: model.py's reference / fast path."""
+    sdpa_mask(_grad): one SDPA call with a full [H, T, T] float mask gathered from the table (which learns, in
+    _grad); dense: routes.dense, the same mask laid out from the table by routes.toeplitz (which learns); flex_*:
+    FlexAttention with routes.flex_mods' score_mod (flex_grad: compiled, its table learning, the backward scattering
+    every pair's gradient into it); plain / fast: model.py's reference / routes.attend."""
     B, H, T, D = q.shape
     i = torch.arange(T, device=q.device)
     if impl == 'causal':
@@ -263,11 +288,15 @@ def attention_impl(impl, q, k, v, pe, compiled=None):
         d = i[:, None] - i[None]
         tab = pe.bias(0, i.float())
         tab = tab if impl == 'sdpa_mask_grad' else tab.detach()
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=tab[:, d.clamp(min=0)].masked_fill(d < 0, float('-inf')))
-    if impl in ('flex_eager', 'flex_compiled'):
-        mods = routes.flex_mods(i, i[None], i, i[None], [], pe.bias(0, i.float()).detach())
-        return routes.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl == 'flex_compiled')
-    call, o = AttnCall(0, i, i[None], i, i[None]), AttnOptions()
+        mask = tab[:, d.clamp(min=0)].masked_fill(d < 0, float('-inf'))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype))
+    if impl in ('flex_eager', 'flex_compiled', 'flex_grad'):
+        tab = pe.bias(0, i.float())
+        mods = routes.flex_mods(i, i[None], i, i[None], [], tab if impl == 'flex_grad' else tab.detach())
+        return routes.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl != 'flex_eager')
+    call, o = AttnCall(0, i, i[None], i, i[None], same=True, toeplitz=True), AttnOptions()
+    if impl == 'dense':
+        return routes.dense(q, k, v, pe, call, o, 0.0)
     return attention_reference(q, k, v, pe, call, o) if impl == 'plain' else routes.attend(q, k, v, pe, call, o, 0.0)
 
 
@@ -278,7 +307,9 @@ def bench_attention_one(cfg, impl, T, backward):
     torch.manual_seed(0)
     pe = POSITIONAL_ENCODINGS[cfg['attn_pe']](model_config(cfg, pe=cfg['attn_pe'])).to(device)
     g = torch.Generator().manual_seed(0)
-    q, k, v = [torch.randn(cfg['attn_batch'], H, T, D, generator=g).to(device).requires_grad_(backward) for _ in range(3)]
+    dtype = getattr(torch, precision(device.split(':')[0], cfg['dtype'])[0])  # q, k, v as a training step has them
+    q, k, v = [torch.randn(cfg['attn_batch'], H, T, D, generator=g).to(device, dtype).requires_grad_(backward)
+               for _ in range(3)]
 
     def step():
         with torch.set_grad_enabled(backward):
@@ -313,8 +344,8 @@ def bench_attention(cfg, device):
     for backward in (False, True):
         for T in cfg['lengths']:
             for impl in cfg['attn_impls']:
-                if impl == 'sdpa_mask_grad' and not backward:
-                    continue  # the same forward as sdpa_mask
+                if impl in ('sdpa_mask_grad', 'flex_grad') and not backward:
+                    continue  # the same forward as sdpa_mask, flex_compiled
                 with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn')) as pool:
                     rows.append(pool.submit(bench_attention_one, cfg, impl, T, backward).result())
                 print(rows[-1], flush=True)
@@ -325,8 +356,9 @@ def bench_attention(cfg, device):
         kind = 'fwd+bwd' if r['backward'] else 'fwd'
         table.append([kind, r['T'], r['impl']] + ([f"n/a: {r['error']}", '', '', ''] if 'error' in r else
                      [f"{r['ms']:.1f}", f"{r['ms'] / base:.2f}", f"{r['first_s']:.1f}", f"{r['mem_mb']:.0f}"]))
-    print(f"\none causal attention layer with pe={cfg['attn_pe']} on {device} ({torch.get_num_threads()} threads), batch "
-          f"{cfg['attn_batch']}, {cfg['n_head']} heads x {cfg['n_embd'] // cfg['n_head']} dims; best of several calls\n")
+    print(f"\none causal attention layer with pe={cfg['attn_pe']} on {device} ({torch.get_num_threads()} threads), "
+          f"batch {cfg['attn_batch']}, {cfg['n_head']} heads x {cfg['n_embd'] // cfg['n_head']} dims; best of "
+          f"several calls\n")
     print(md_table(['pass', 'T', 'impl', 'ms', 'vs causal', 'first call s', 'peak MiB (process)'], table))
     return rows
 
@@ -352,7 +384,8 @@ def bench_regular(cfg, device):
     impls = list(cfg['regular_impls'])
     print(f"\nRegularGPT forward on {device} ({torch.get_num_threads()} threads), batch 1, n_embd={cfg['n_embd']}, "
           f"{cfg['n_head']} heads, C={C}, K=1; median of {cfg['rounds']} interleaved rounds, seconds\n")
-    print(md_table(['T', 'layers'] + impls + [f'{impls[0]} / {i}' for i in impls[1:]] + ['gather us / (T*C*log_C T)'], rows))
+    head = ['T', 'layers'] + impls + [f'{impls[0]} / {i}' for i in impls[1:]] + ['gather us / (T*C*log_C T)']
+    print(md_table(head, rows))
     return out
 
 
@@ -376,7 +409,8 @@ def bench_stream(cfg, device):
             with Meter() as m:
                 for _ in stream_losses(model, stream_chunks([text], n, C), W, S):
                     anon = max(anon, rss_mb())  # after every chunk: the heap's peak, which page reclaim leaves alone
-            return dict(s=m.seconds, tps=n / m.seconds, cpu_tps=n / (time.process_time() - cpu), mb=m.peak_mb, anon=anon)
+            return dict(s=m.seconds, tps=n / m.seconds, cpu_tps=n / (time.process_time() - cpu), mb=m.peak_mb,
+                        anon=anon)
         step(lengths[0])  # the first stream of a process pays for allocations that later ones reuse: not timed
         res, _ = interleaved(lengths, cfg['rounds'], cfg['warmup'], step)
         med = {key: {n: statistics.median(r[key] for r in res[n]) for n in lengths} for key in ('tps', 'cpu_tps')}
@@ -387,7 +421,8 @@ def bench_stream(cfg, device):
                     + [f'{d[lengths[1]] / d[lengths[0]]:.3f}' for d in cols])
         print(f"{pe}: {out[pe]}", flush=True)
     a, b = lengths
-    print(f"\nStream through the bounded cache on {device} ({torch.get_num_threads()} threads), S={S}, W={W}, chunks of "
+    print(f"\nStream through the bounded cache on {device} ({torch.get_num_threads()} threads), S={S}, W={W}, "
+          f"chunks of "
           f"{C}, random weights and tokens; median tokens per second (wall clock, and per CPU second of this process, "
           f"which a busy machine disturbs less) and largest peak RSS (MB; anon: the heap alone, sampled after every "
           f"chunk) of {cfg['rounds']} interleaved rounds\n")
@@ -407,7 +442,8 @@ def main(cfg):
         torch.set_num_threads(cfg['threads'])
     return_freed_memory()
     if cfg['vocab_size'] is None:
-        cfg = dict(cfg, vocab_size=load_meta(data_folder(cfg['dataset'], cfg['data_dir'])).get('vocab_size', GPTConfig.vocab_size))
+        meta = load_meta(data_folder(cfg['dataset'], cfg['data_dir']))
+        cfg = dict(cfg, vocab_size=meta.get('vocab_size', GPTConfig.vocab_size))
     if cfg['rounds'] < 1 or cfg['warmup'] < 0:
         raise ConfigError(f"rounds={cfg['rounds']} must be >= 1 and warmup={cfg['warmup']} >= 0")
     for key in ('batch_size', 'gradient_accumulation_steps', 'attn_batch', 'block_size'):
