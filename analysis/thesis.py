@@ -1,8 +1,8 @@
 """
 The thesis' tables next to ours, each under the thesis' own protocol (#39): 3.3 (non-overlapping), 4.3 (last token),
 4.5 (windowed), 3.4 (speed), 6.1 (regular languages), 6.3/6.4. Reads the JSONs `bash results.sh thesis` writes to
-results/thesis/eval/, the runs' logs and results/regular/table.json; writes results/thesis/README.md, thesis.json
-(every cell's seeds, mean, spread, p-value and mark; the verdicts) and thesis.png. `python thesis.py` redoes the page.
+results/thesis/eval/, the runs' logs and results/regular/table.json; writes README.md, regular.md (chapter 6),
+thesis.json (every cell's seeds, mean, spread, p-value, mark; the verdicts) and thesis.png into --out_dir.
 
 Significance as in the thesis' Tables 3.3 and 4.3: a paired two-sided t-test (scipy.stats.ttest_rel) at alpha = 0.05
 of every encoding against the chapter's method (KERPLE-log in 3.3, Sandwich in 4.3), pairing seeds at each length:
@@ -22,7 +22,7 @@ from scipy import stats
 from lexgpt.common import fmt_ppl, md_table, plt, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.loading import SEED
-from lexgpt.thesis_tables import INTRO, T33, T34, T43, T45, T61, T64, W45
+from lexgpt.thesis_tables import G33, G43, G63, INTRO, LONG, NAMES, T33, T34, T43, T45, T61, T64, W45
 
 DEFAULTS = dict(
     eval_dir='results/thesis/eval',   # extrapolate.py's JSONs <protocol>_<encoding or long>.json (results.sh thesis)
@@ -37,14 +37,6 @@ DEFAULTS = dict(
 )
 DAGGER, STAR = '\u2020', '*'
 MULTS = [1.0, 2.0, 4.0, 8.0, 16.0]  # L_ex / L_tr; the thesis' 512 ... 8192 at its L_tr = 512
-NAMES = dict(kerple_log='KERPLE-log', kerple_power='KERPLE-power', alibi='ALiBi', t5='T5', rope='RoPE',
-             sinusoidal='Sinusoidal', sandwich='Sandwich', sandwich_smoothed='Smoothed', none='NoPE',
-             regular64='RegularGPT 64/2', regular32='RegularGPT 32/2')
-# Sandwich is not in Table 3.3 (it came after KERPLE); results.sh scores it under both protocols, so its rows show ours
-G33 = ['kerple_log', 'kerple_power', 'alibi', 't5', 'rope', 'sinusoidal', 'sandwich', 'sandwich_smoothed', 'none']
-G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_log', 't5', 'kerple_power', 'none']
-G63 = ['regular64', 'regular32', 'kerple_log', 't5', 'alibi']  # configs/sweep_lm_regular.py; the baselines of 4.3
-LONG = ['alibi', 'kerple_log', 'sandwich', 't5']  # configs/sweep_lm_long.py
 PROTOCOLS = ('nonoverlap', 'last_token', 'windowed')  # the eval JSONs' name prefixes (results.sh thesis)
 MID_PAIRS = 3  # the mid-scale rows' least seed pairs for a test (#60: a GPU lease adds a seed at a time)
 
@@ -384,7 +376,7 @@ def n_line(facts):
 
 
 def page(cfg, s, info, notes):
-    """results/thesis/README.md from the sections' tables and verdicts."""
+    """-> the text of results/thesis/README.md and of regular.md (chapter 6), from the sections' tables and verdicts."""
     bullet_list = lambda vs: ''.join(f"- {v['claim']}. Thesis: {v.get('thesis', '-')}. Ours: {v['ours']}. "
                                      f"**{v['verdict']}**\n" for v in vs)
     lab = f"seed 0 at {cfg['long_iters']:,} iterations"
@@ -417,14 +409,19 @@ def page(cfg, s, info, notes):
                   t6_1=md_table(['task', 'RegularGPT, ours', 'thesis C=2', 'Transformer, ours', 'thesis', 'LSTM, ours',
                                  'thesis RNN'], s['t6_1']['rows']),
                   t6_3=ppl_table(s['t6_3']['cells'], {}, G63, T64, lab))
+    # chapter 6 on a page of its own (regular.md), so that each page stays short enough to read in one go
+    md.append("\nChapter 6 (Tables 6.1, 6.3/6.4: RegularGPT): [regular.md](regular.md).\n")
+    ch6 = ["# The thesis' chapter 6, measured the thesis' way\n\nRegularGPT on regular languages and on natural "
+           "language, beside the thesis' numbers; the other tables are in [README.md](README.md).\n"]
     for key, table in tables.items():
         proto = dict(t4_5='windowed', t6_3='last_token').get(key)
         extra = f" {n_line(info.get(proto, {}))}." if proto else ''
-        md.append(f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]}{extra}\n\n{table}" + (
-            '\n' + bullet_list(s[key]['verdicts']) if 'verdicts' in s.get(key, {}) else ''))
+        (ch6 if key.startswith('t6') else md).append(
+            f"\n## {INTRO[key][0]}\n\n{INTRO[key][1]}{extra}\n\n{table}"
+            + ('\n' + bullet_list(s[key]['verdicts']) if 'verdicts' in s.get(key, {}) else ''))
     if notes:
         md.append('\nLeft out (scored before training ended):\n\n' + ''.join(f'- {n}\n' for n in notes))
-    return ''.join(md)
+    return ''.join(md), ''.join(ch6)
 
 
 def plot(tables):
@@ -475,7 +472,7 @@ def main(cfg):
     s['t6_1'] = dict(zip(('rows', 'verdicts'), regular_section(cfg)))
     t63 = table_cells(cells, at('last_token', 'base'), G63, None, a)
     s['t6_3'] = dict(cells=t63, verdicts=claims_63(t63, a))
-    md = page(cfg, s, info, notes)
+    md, ch6 = page(cfg, s, info, notes)
     panels = {f"Table {k[1]}.{k[3]} ({s[k]['protocol']}; dashed: 4x training, dash-dot: 25M)":
               {**s[k]['cells'], **{f'{g} (long)': c for g, c in s[k]['long'].items()},
                **{f'{g} (mid)': c for g, c in s[k]['mid'].items()}} for k in ('t3_3', 't4_3')}
@@ -488,9 +485,10 @@ def main(cfg):
                 iters=cfg['iters'], long_iters=cfg['long_iters'], protocols=info, notes=notes, sections=s,
                 thesis=dict(t3_3=T33, t4_3=T43, t4_5=T45, t3_4=T34, t6_1=T61, t6_4=T64))
     write_outputs(cfg['out_dir'], 'thesis', data, None, plot(panels))
-    with open(os.path.join(cfg['out_dir'], 'README.md'), 'w') as f:
-        f.write(md)
-    print(md)
+    for name, text in (('README.md', md), ('regular.md', ch6)):
+        with open(os.path.join(cfg['out_dir'], name), 'w') as f:
+            f.write(text)
+    print(md + ch6)
     return data
 
 

@@ -75,3 +75,13 @@ INTRO = {  # each section's title and protocol in a sentence
              "thesis' C = 64 at 16 L_tr. Thesis rows: GitHub, C/K = 128/6 beside our 64/2, 64/6 beside 32/2; its "
              "other columns: " + '; '.join(f"{k} {', '.join(map(str, v))}" for k, v in T64['also'].items()) + '.'),
 }
+
+# The rows of our tables: each encoding's name on the page, and the groups of each table in the thesis' order
+NAMES = dict(kerple_log='KERPLE-log', kerple_power='KERPLE-power', alibi='ALiBi', t5='T5', rope='RoPE',
+             sinusoidal='Sinusoidal', sandwich='Sandwich', sandwich_smoothed='Smoothed', none='NoPE',
+             regular64='RegularGPT 64/2', regular32='RegularGPT 32/2')
+# Sandwich is not in Table 3.3 (it came after KERPLE); results.sh scores it under both protocols, so its rows show ours
+G33 = ['kerple_log', 'kerple_power', 'alibi', 't5', 'rope', 'sinusoidal', 'sandwich', 'sandwich_smoothed', 'none']
+G43 = ['sandwich', 'sandwich_smoothed', 'alibi', 'sinusoidal', 'rope', 'kerple_log', 't5', 'kerple_power', 'none']
+G63 = ['regular64', 'regular32', 'kerple_log', 't5', 'alibi']  # configs/sweep_lm_regular.py; the baselines of 4.3
+LONG = ['alibi', 'kerple_log', 'sandwich', 't5']  # configs/sweep_lm_long.py
