@@ -18,7 +18,8 @@ import torch
 
 from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, read_json, write_outputs
 from lexgpt.corpus import load_meta
-from lexgpt.evaluation import ex_len, extension, last_positions, VARIANT_DEFAULTS, variants
+from lexgpt.evaluation import (BOS_DEFAULTS, ex_len, extension, last_positions, prompt_with_bos, runs_bos,
+                               VARIANT_DEFAULTS, variants)
 from lexgpt.loading import get_tokenizer, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -40,6 +41,7 @@ DEFAULTS = dict(
     out_dir='out/passkey',
     name='passkey',             # output file stem
     **VARIANT_DEFAULTS,
+    **BOS_DEFAULTS,
     **EVAL_DEVICE,
 )
 
@@ -56,12 +58,14 @@ PASSKEY_STYLES = {
 }
 
 
-def passkey_prompt(style, n_tokens, depth, key, encode):
+def passkey_prompt(style, n_tokens, depth, key, encode, bos=None):
     """-> (prompt ids, answer ids, needle offset). Fillers fill the prompt so that prompt + answer - 1 (the model's
-    input when the answer is scored) fits in n_tokens; the needle follows round(depth * n_fillers) fillers."""
+    input when the answer is scored) fits in n_tokens; the needle follows round(depth * n_fillers) fillers. bos (an
+    id): the prompt starts with it, before the intro, as the model's tokenizer puts it before a text."""
     t = PASSKEY_STYLES[style]
     intro, filler, needle, question, answer = map(encode, [t['intro'], t['filler'], t['needle'].format(key=key),
                                                            t['question'], key])
+    intro = prompt_with_bos(intro, bos)
     fixed = len(intro) + len(needle) + len(question) + len(answer) - 1
     n_fill = max(0, (n_tokens - fixed) // len(filler))
     k = int(round(depth * n_fill))
@@ -91,7 +95,7 @@ def score_answers(model, prompts, answers):
     return res
 
 
-def measure(cfg, run, label, kw, keys, encode, done, save):
+def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
     """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs, taken from
     `done` where it holds the cell; save(cells) after each scored one."""
     cells = []
@@ -103,7 +107,7 @@ def measure(cfg, run, label, kw, keys, encode, done, save):
                     cells.append(done[run.name, label, m, depth][1])
                     print(f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}: taken from {cfg['reuse']}")
                     continue
-                made = [passkey_prompt(cfg['style'], L, depth, k, encode) for k in keys]
+                made = [passkey_prompt(cfg['style'], L, depth, k, encode, bos) for k in keys]
                 seen = max(L, len(made[0][0]) + len(made[0][1]) - 1)  # a row is labelled by what the model saw
                 if depth == cfg['depths'][0] and seen > L:
                     print(f"note: the {cfg['style']!r} prompt and key take {seen} tokens without fillers, more than "
@@ -121,14 +125,18 @@ def measure(cfg, run, label, kw, keys, encode, done, save):
     return cells
 
 
-def reused_cells(path, style, keys):
-    """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style and keys."""
+def reused_cells(path, style, keys, bos=None):
+    """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style, keys and
+    BOS (a file made before settings.bos put none first)."""
     if not path:
         return {}
     data = read_json(path, 'reuse')
     if data.get('style') != style or data.get('keys') != keys:
         raise ConfigError(f"reuse={path!r} was made with style={data.get('style')!r} and keys {data.get('keys')}, this "
                           f"run has style={style!r} and keys {keys} (they follow n, digits and seed)")
+    if data.get('settings', {}).get('bos') != bos:
+        raise ConfigError(f"reuse={path!r} was made with bos={data.get('settings', {}).get('bos')}, this run has "
+                          f"bos={bos}: give another --name, or --bos={data.get('settings', {}).get('bos') is not None}")
     return {cell_key(r, c): (r, c) for r in data['results'] for c in r['cells']}
 
 
@@ -146,8 +154,9 @@ def so_far(rows, done):
     return rows + list(rest.values())
 
 
-def payload(cfg, keys, results):
-    return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], results=results)
+def payload(cfg, keys, results, bos=None):
+    return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], settings=dict(bos=bos),
+                results=results)
 
 
 def grids(cells, lengths, depths):
@@ -156,7 +165,7 @@ def grids(cells, lengths, depths):
     return pick('accuracy'), pick('mean_logprob')
 
 
-def report(cfg, out, keys, n_panels, vocab_size):
+def report(cfg, out, keys, n_panels, vocab_size, bos=None):
     """The markdown tables and the heat maps (accuracy and log-prob by length and depth) of every measured panel."""
     lengths, depths = cfg['lengths'], cfg['depths']
     fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), squeeze=False, layout='constrained')
@@ -189,7 +198,7 @@ def report(cfg, out, keys, n_panels, vocab_size):
             fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)
     md = f"Passkey retrieval, style {cfg['style']!r}, {cfg['n']} random {cfg['digits']}-digit keys per cell.\n\n" + md
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, out), md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, out, bos), md, fig)
 
 
 def main(cfg):
@@ -214,22 +223,23 @@ def main(cfg):
         raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the {tok.name} tokenizer's {tok.vocab_size}")
     rng = np.random.default_rng(cfg['seed'])
     keys = [''.join(rng.choice(list('0123456789'), cfg['digits'])) for _ in range(cfg['n'])]
-    done, out = reused_cells(cfg['reuse'], cfg['style'], keys), []
+    bos = runs_bos(runs, cfg['bos'])
+    done, out = reused_cells(cfg['reuse'], cfg['style'], keys, bos), []
     for r in runs:
         for label, kw in specs:
             head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
             save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'],
-                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done)))
+                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done), bos))
             try:
                 with Meter() as meter:
-                    cells = measure(cfg, r, label, kw, keys, tok.encode, done, save)
+                    cells = measure(cfg, r, label, kw, keys, tok.encode, done, save, bos)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 if isinstance(e, ConfigError):  # a bad setting of the command line, not this run's limit
                     raise
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
             out.append(dict(head, cells=cells, **meter.record()))
-    report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size)
+    report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size, bos)
     return out
 
 
