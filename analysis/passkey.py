@@ -29,6 +29,7 @@ DEFAULTS = dict(
     lengths=[0.5, 1.0, 2.0, 4.0],  # prompt lengths, multiples of L_tr
     depths=[0.0, 0.25, 0.5, 0.75, 1.0],  # where the key sits: 0 = first, 1 = last
     n=10,                       # keys per (length, depth) cell
+    batch_tokens=16384,         # tokens per forward pass (at least one prompt)
     digits=5,                   # digits per key
     style='code',               # code | text: the filler and the question
     rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3 (runs named +<scaling><s>)
@@ -73,25 +74,28 @@ def passkey_prompt(style, n_tokens, depth, key, encode, bos=None):
 
 
 @torch.inference_mode()
-def score_answers(model, prompts, answers):
-    """Teacher-forced scoring of each answer after its prompt (one forward pass per shape). Greedy decoding reproduces
-    the answer iff each answer token is the argmax given the correct tokens before it, so `exact` is the
-    greedy-decoding accuracy. -> per example: exact, digit accuracy, mean log-prob and mean rank (0 = top)."""
-    groups = {}
+def score_answers(model, prompts, answers, batch_tokens=16384):
+    """Teacher-forced scoring of each answer after its prompt (a forward pass per shape, of at most batch_tokens tokens
+    or one row). Greedy decoding reproduces the answer iff each answer token is the argmax given the correct tokens
+    before it, so `exact` is the greedy-decoding accuracy. -> per example: exact, digit accuracy, mean log-prob and
+    mean rank (0 = top)."""
+    shapes = {}
     for i, (p, a) in enumerate(zip(prompts, answers)):
-        groups.setdefault((len(p), len(a)), []).append(i)
+        shapes.setdefault((len(p), len(a)), []).append(i)
     res = [None] * len(prompts)
-    for (lp, la), ids in groups.items():
-        x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
-        with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: to get their logits
-            logits, _ = model(x, targets=x[:, -la:] if cut else x, reduction='none')
-        logp = logits[:, -la:].float().log_softmax(-1)
-        ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
-        lp_ans = logp.gather(-1, ans[..., None])[..., 0]
-        rank = (logp > lp_ans[..., None]).sum(-1)
-        for j, i in enumerate(ids):
-            res[i] = dict(exact=bool((rank[j] == 0).all()), digit_acc=float((rank[j] == 0).double().mean()),
-                          logprob=float(lp_ans[j].mean()), rank=float(rank[j].double().mean()))
+    for (lp, la), same in shapes.items():
+        rows = max(1, batch_tokens // (lp + la - 1))  # four 64k-token prompts at once would take four times the memory
+        for ids in (same[k:k + rows] for k in range(0, len(same), rows)):
+            x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
+            with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: their logits
+                logits, _ = model(x, targets=x[:, -la:] if cut else x, reduction='none')
+            logp = logits[:, -la:].float().log_softmax(-1)
+            ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
+            lp_ans = logp.gather(-1, ans[..., None])[..., 0]
+            rank = (logp > lp_ans[..., None]).sum(-1)
+            for j, i in enumerate(ids):
+                res[i] = dict(exact=bool((rank[j] == 0).all()), digit_acc=float((rank[j] == 0).double().mean()),
+                              logprob=float(lp_ans[j].mean()), rank=float(rank[j].double().mean()))
     return res
 
 
@@ -112,7 +116,7 @@ def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
                 if depth == cfg['depths'][0] and seen > L:
                     print(f"note: the {cfg['style']!r} prompt and key take {seen} tokens without fillers, more than "
                           f"{m:g} x L_tr = {L}: its rows say L_ex={seen}")
-                res = score_answers(run.model, [p for p, _, _ in made], [a for _, a, _ in made])
+                res = score_answers(run.model, [p for p, _, _ in made], [a for _, a, _ in made], cfg['batch_tokens'])
                 cells.append(dict(mult=m, L_ex=seen, depth=depth, accuracy=np.mean([x['exact'] for x in res]),
                                   mean_logprob=np.mean([x['logprob'] for x in res]),
                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
@@ -209,8 +213,9 @@ def main(cfg):
         raise ConfigError(f"depths={cfg['depths']}: expected numbers in [0, 1]")
     if not cfg['lengths'] or min(cfg['lengths']) <= 0:
         raise ConfigError(f"lengths={cfg['lengths']}: expected positive multiples of L_tr")
-    if cfg['n'] < 1 or cfg['digits'] < 1:
-        raise ConfigError(f"n={cfg['n']} and digits={cfg['digits']} must be positive")
+    if min(cfg['n'], cfg['digits'], cfg['batch_tokens']) < 1:
+        raise ConfigError(f"n={cfg['n']}, digits={cfg['digits']} and batch_tokens={cfg['batch_tokens']} must be "
+                          f"positive")
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)
