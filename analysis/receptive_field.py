@@ -19,8 +19,8 @@ from torch.utils.checkpoint import checkpoint
 
 from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
 from lexgpt.corpus import draw_ends, load_split, slices
-from lexgpt.evaluation import (cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len, extension,
-                        VARIANT_DEFAULTS, variants)
+from lexgpt.evaluation import (BOS_DEFAULTS, cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len,
+                               extension, runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -39,19 +39,21 @@ DEFAULTS = dict(
     out_dir='out/erf',
     name='erf',                 # output file stem
     **VARIANT_DEFAULTS,
+    **BOS_DEFAULTS,
     **EVAL_DEVICE,
 )
 
 
-def receptive_field(model, tokens, ends, L, batch_tokens=8192):
+def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None):
     """Mean normalised gradient s_m over segments, s_m = |g_m| / sum_n |g_n| with g_m the gradient of the loss of the
     token after the L-token input w.r.t. the input embedding e_m (thesis 4.5.1). Absolute encodings add their
-    positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding."""
+    positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding. bos: each
+    input's first token (corpus.with_bos), whose gradient counts as any other's."""
     ends = np.asarray(ends)
     B = max(1, batch_tokens // L)
     s_sum = np.zeros(L)
     for i in range(0, len(ends), B):
-        x, y = slices(tokens, ends[i:i + B] - L, L)
+        x, y = slices(tokens, ends[i:i + B] - L, L, bos)
         # summed over the batch: each segment's loss depends only on its own embeddings
         g = embedding_grad_norms(model, model.transformer.wte,
                                  lambda: F.cross_entropy(model(x)[0][:, -1].float(), y[:, -1], reduction='sum'))
@@ -72,7 +74,7 @@ def recompute_blocks(model, on=True):
             del b.forward
 
 
-def measure(cfg, runs, split, specs):
+def measure(cfg, runs, split, specs, bos=None):
     """-> (one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF; the
     unrounded c of each row, for the plot)."""
     out, curves = [], []
@@ -83,7 +85,7 @@ def measure(cfg, runs, split, specs):
             try:
                 with r.model.attention(**kw(r.L_tr, cfg['length'])), recompute_blocks(r.model, cfg['recompute']), \
                         Meter() as meter:
-                    s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'])
+                    s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'], bos)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
@@ -135,10 +137,11 @@ def main(cfg):
     runs = load_runs(cfg['ckpt'], label=label, regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'],
                      **extend)
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
-    out, curves = measure(cfg, runs, split, specs)
+    bos = runs_bos(runs, cfg['bos'])
+    out, curves = measure(cfg, runs, split, specs, bos)
     md, fig = report(cfg, runs, specs, out, curves)
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, results=out), md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, settings=dict(bos=bos), results=out), md, fig)
     return out
 
 

@@ -20,7 +20,7 @@ import torch
 from lexgpt import routes
 from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
 from lexgpt.corpus import draw_ends, load_split, slices
-from lexgpt.evaluation import ex_len
+from lexgpt.evaluation import BOS_DEFAULTS, ex_len, runs_bos
 from lexgpt.loading import data_of, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -38,6 +38,7 @@ DEFAULTS = dict(
     threads=0,                  # torch CPU threads (0: torch's default)
     out_dir='out/attention',
     name='attention',           # output file stem
+    **BOS_DEFAULTS,
     **EVAL_DEVICE,
 )
 ROWS = ('full', 'last', 'all')
@@ -71,13 +72,14 @@ class AttnStats:
 
 
 @torch.inference_mode()
-def attention_stats(model, tokens, ends, L, temperature=1.0, first=0, batch_tokens=8192):
-    """(per-layer, all-layer) mean P_max and entropy of the rows from `first` on, at length L and this temperature."""
+def attention_stats(model, tokens, ends, L, temperature=1.0, first=0, batch_tokens=8192, bos=None):
+    """(per-layer, all-layer) mean P_max and entropy of the rows from `first` on, at length L and this temperature;
+    bos: each input's first token (corpus.with_bos)."""
     stats = AttnStats(model.n_layers(L), first)
     ends, B = np.asarray(ends), max(1, batch_tokens // L)
     with model.attention(hook=stats, attn_temperature=temperature):
         for i in range(0, len(ends), B):
-            model(slices(tokens, ends[i:i + B] - L, L)[0])
+            model(slices(tokens, ends[i:i + B] - L, L, bos)[0])
     return stats.means()
 
 
@@ -153,10 +155,10 @@ def layer0_last_row_logits(model, idx):
     return att
 
 
-def layer0_closed_form_inputs(model, tokens, ends, L):
+def layer0_closed_form_inputs(model, tokens, ends, L, bos=None):
     """Thesis 5.6.1: sort each logit vector, average over vectors and heads, centre -> (sigma, P_max of its softmax);
     nan where layer 0 masks keys, which the Gaussian-logit assumption (5.1) cannot describe."""
-    idx = slices(tokens, np.asarray(ends) - L, L)[0].to(model.transformer.wte.weight.device)
+    idx = slices(tokens, np.asarray(ends) - L, L, bos)[0].to(model.transformer.wte.weight.device)
     logits = layer0_last_row_logits(model, idx).cpu()
     v = logits.sort(dim=-1, descending=True).values.reshape(-1, logits.size(-1)).double().mean(0)
     if not torch.isfinite(v).all():
@@ -165,17 +167,18 @@ def layer0_closed_form_inputs(model, tokens, ends, L):
     return float(v.std(unbiased=False)), float(v.softmax(-1).max())
 
 
-def analyse(r, cfg, split):
-    """One checkpoint: the statistics at L_tr and at each L_ex over the temperature grid, and the temperatures."""
+def analyse(r, cfg, split, bos=None):
+    """One checkpoint: the statistics at L_tr and at each L_ex over the temperature grid, and the temperatures; bos:
+    each input's first token."""
     L_tr, model = r.L_tr, r.model
     Ls = [ex_len(m, L_tr) for m in cfg['lengths']]
     ends, info = draw_ends(split, max(Ls + [L_tr]), cfg['n'], cfg['seed'])
     ends_tr, _ = draw_ends(split, max(Ls + [L_tr]), cfg['n_tr'], cfg['seed'] + 1)
     with Meter() as meter:
         tr_layers, tr_all = attention_stats(model, split.tokens, ends_tr, L_tr, 1.0, first_row(cfg['rows'], L_tr, L_tr),
-                                            cfg['batch_tokens'])
+                                            cfg['batch_tokens'], bos)
     print(f"{r.name}: L_tr={L_tr}: P_max {tr_all['pmax']:.4f}, entropy {tr_all['entropy']:.4f} ({meter.seconds:.1f} s)")
-    sig_tr, pmax_tr0 = layer0_closed_form_inputs(model, split.tokens, ends, L_tr)
+    sig_tr, pmax_tr0 = layer0_closed_form_inputs(model, split.tokens, ends, L_tr, bos)
     if math.isnan(sig_tr):
         print(f"note: {r.name}'s layer 0 masks keys, so Propositions 5.1/5.2 (Gaussian logits over every key) are n/a")
     per_len = []
@@ -184,10 +187,10 @@ def analyse(r, cfg, split):
             grid = {}
             for tau in TAU_GRID:  # a pretrained model at 16k on a CPU: minutes per temperature, so say where it is
                 grid[tau] = attention_stats(model, split.tokens, ends, L, tau, first_row(cfg['rows'], L, L_tr),
-                                            cfg['batch_tokens'])
+                                            cfg['batch_tokens'], bos)
                 print(f"  {r.name}: L_ex={L}, tau={tau}: P_max {grid[tau][1]['pmax']:.4f} "
                       f"({time.perf_counter() - meter.t0:.0f} s)", flush=True)
-        sig_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L)
+        sig_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L, bos)
         p = dict(mult=m, L_ex=L, depth=model.n_layers(L), sigma_ex_layer0=sig_ex,
                  tau_pmax=search_temperature(tr_all['pmax'], {t: g[1]['pmax'] for t, g in grid.items()}),
                  tau_entropy=search_temperature(tr_all['entropy'], {t: g[1]['entropy'] for t, g in grid.items()}),
@@ -205,7 +208,7 @@ def analyse(r, cfg, split):
     curves = []
     for k in range(int(4 * math.log2(max(Ls) / L_tr)) + 1):
         L = int(round(L_tr * 2 ** (k / 4)))
-        s_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L)
+        s_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L, bos)
         curves.append(dict(L_ex=L, prop51=prop51_tau(L_tr, L, pmax_tr0, sig_tr, s_ex),
                            prop52=prop52_tau(L_tr, L, sig_tr, s_ex), length_rule=length_rule(L, L_tr)))
     return dict(ckpt=r.name, pe=r.pe, L_tr=L_tr, rows=cfg['rows'], segments=info, segments_at_L_tr=cfg['n_tr'],
@@ -275,11 +278,12 @@ def main(cfg):
         torch.set_num_threads(cfg['threads'])
     runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
-    out = [analyse(r, cfg, split) for r in runs]
+    bos = runs_bos(runs, cfg['bos'])
+    out = [analyse(r, cfg, split, bos) for r in runs]
     md, fig = ''.join(markdown(res) for res in out), figure(out)
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, tau_grid=TAU_GRID, rows=cfg['rows'], results=out),
-                  md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, tau_grid=TAU_GRID, rows=cfg['rows'],
+                                                    settings=dict(bos=bos), results=out), md, fig)
     return out
 
 

@@ -106,8 +106,21 @@ def draw_ends(split, context, n, seed):
     return e, info
 
 
-def slices(tokens, starts, L):
-    """Inputs tokens[s:s+L] and next-token targets tokens[s+1:s+L+1] for each start s -> two int64 [n, L] tensors."""
+def slices(tokens, starts, L, bos=None):
+    """Inputs tokens[s:s+L] and next-token targets tokens[s+1:s+L+1] for each start s -> two int64 [n, L] tensors;
+    bos (an id): each input starts with it (with_bos)."""
     ix = np.asarray(starts)[:, None] + np.arange(L + 1)
     chunk = torch.from_numpy(np.asarray(tokens[ix], dtype=np.int64))
-    return chunk[:, :-1], chunk[:, 1:]
+    return with_bos(chunk[:, :-1], bos), chunk[:, 1:]
+
+
+def with_bos(x, bos):
+    """The one rule by which an input cut from a corpus [n, T] starts with a pretrained model's BOS: its first token is
+    replaced by bos, as llama.cpp's llama-perplexity does to each chunk. Replaced rather than prepended, an input keeps
+    its length (L_ex = L_tr still means L_tr tokens) and its targets, the scored tokens at every length: the replaced
+    token is no target of its own input. bos None (our own checkpoints, SmolLM2, --bos=False): x as it is."""
+    if bos is None:
+        return x
+    x = x.clone()
+    x[:, 0] = bos
+    return x

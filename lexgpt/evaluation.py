@@ -1,7 +1,9 @@
 """
 What the evaluation scripts share: the protocols' per-token losses (extrapolate.py, passkey.py, temperature.py), the
 evaluation-time attention variants, lengths in units of L_tr, the receptive-field tools (thesis 4.5.1) and one long
-stream through a bounded cache.
+stream through a bounded cache. Where a pretrained model's tokenizer adds a BOS (Gemma 3's; not SmolLM2's), every
+input starts with it: the first token of a window cut from the corpus is replaced by BOS, as llama-perplexity does
+(corpus.with_bos), and a prompt gets it before its first token; --bos=False turns it off, and JSONs say settings.bos.
 """
 from contextlib import contextmanager
 
@@ -12,19 +14,44 @@ import torch.nn.functional as F
 from lexgpt.config import ConfigError
 from lexgpt.corpus import slices
 
+BOS_DEFAULTS = dict(
+    bos=True,                   # a model whose tokenizer puts a BOS before a text gets it in every input (False: none)
+)
+
+
+def bos_id(model, on=True):
+    """The BOS id that the model's own tokenizer puts before a text (pretrained.load's info), or None: off, our own
+    checkpoints, or a tokenizer that adds none."""
+    return getattr(model, 'pretrained_info', {}).get('bos') if on else None
+
+
+def prompt_with_bos(ids, bos):
+    """A prompt's ids (a text that starts where the input starts: sample.py's, a passkey prompt) with bos put before
+    them, as the model's tokenizer does; bos None: the ids as they are."""
+    return ([] if bos is None else [bos]) + list(ids)
+
+
+def runs_bos(runs, on=True):
+    """The one BOS id (or None) of the runs one result JSON holds; runs that disagree are refused."""
+    ids = {r.name: bos_id(r.model, on) for r in runs}
+    if len(set(ids.values())) > 1:
+        raise ConfigError(f"the runs want different BOS ids ({ids}): evaluate them in separate commands")
+    return next(iter(ids.values()), None)
+
 
 # ------------------------------------------------------------------ the three protocols: per-token losses
 
 @torch.inference_mode()
-def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1):
+def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=None):
     """Thesis 4.3.4 / Fig. 4.3: the loss of token e given exactly the L tokens before it (input tokens[e-L:e]). With
     the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
-    the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. -> [len(ends) * last_k]."""
+    the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. bos: each input's first
+    token (corpus.with_bos). -> [len(ends) * last_k]."""
     ends = np.asarray(ends)
     rows = max(1, batch_tokens // L)  # windows per forward pass
     out = []
     for i in range(0, len(ends), rows):
-        x, y = slices(tokens, ends[i:i + rows] - L, L)
+        x, y = slices(tokens, ends[i:i + rows] - L, L, bos)
         if last_k == 1:
             logits, _ = model(x)  # the last position only
             out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
@@ -40,26 +67,27 @@ def last_losses(model, x, y, k):
 
 
 @torch.inference_mode()
-def segment_losses(model, tokens, starts, L, batch_tokens=16384):
-    """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch."""
+def segment_losses(model, tokens, starts, L, batch_tokens=16384, bos=None):
+    """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch (bos:
+    its first token)."""
     starts = np.asarray(starts)
     rows = max(1, batch_tokens // L)
-    out = [every_token_losses(model, *slices(tokens, starts[i:i + rows], L)).double()
+    out = [every_token_losses(model, *slices(tokens, starts[i:i + rows], L, bos)).double()
            for i in range(0, len(starts), rows)]
     return torch.cat(out).numpy() if out else np.zeros((0, L))
 
 
-def nonoverlap_losses(model, tokens, start, n_tokens, L, batch_tokens=16384):
+def nonoverlap_losses(model, tokens, start, n_tokens, L, batch_tokens=16384, bos=None):
     """Table 3.3 protocol: the n_tokens targets after `start` cut into segments of L, each scored from scratch; every
     token counts, but the first ones of each segment have little context (the thesis' 'early token curse', 4.3.4)."""
-    return segment_losses(model, tokens, start + L * np.arange(n_tokens // L), L, batch_tokens).reshape(-1)
+    return segment_losses(model, tokens, start + L * np.arange(n_tokens // L), L, batch_tokens, bos).reshape(-1)
 
 
 @torch.inference_mode()
-def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384):
+def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384, bos=None):
     """Windows of L tokens every `stride` tokens over the targets tokens[start+1 : start+n_tokens+1]; a window scores
     only the targets no earlier one scored, so each target counts once and, after the first window, with at least
-    L - stride tokens of context. A last window ends at the end of the span."""
+    L - stride tokens of context (bos: each window's first token). A last window ends at the end of the span."""
     if not 1 <= stride <= L:
         raise ConfigError(f"stride={stride} is outside 1..L_ex={L}")
     if n_tokens < L:
@@ -72,7 +100,7 @@ def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384
     rows = max(1, batch_tokens // L)
     out = []
     for i in range(0, len(window_starts), rows):
-        loss = every_token_losses(model, *slices(tokens, window_starts[i:i + rows], L))
+        loss = every_token_losses(model, *slices(tokens, window_starts[i:i + rows], L, bos))
         out += [row[L - k:].double() for row, k in zip(loss, new[i:i + rows])]
     return torch.cat(out).numpy()
 

@@ -81,7 +81,7 @@ def gguf_config(meta, shapes):
               rms_norm_eps=g('attention.layer_norm_rms_epsilon'), max_position_embeddings=g('context_length'),
               rope_theta=g('rope.freq_base', 10000.0), head_dim=g('attention.key_length') or g('embedding_length') // H,
               tie_word_embeddings='output.weight' not in shapes, bos_token_id=meta.get('tokenizer.ggml.bos_token_id'),
-              eos_token_id=meta.get('tokenizer.ggml.eos_token_id'))
+              eos_token_id=meta.get('tokenizer.ggml.eos_token_id'), tokenizer_bos=gguf_bos(meta))
     if g('rope.dimension_count', hf['head_dim']) != hf['head_dim']:
         refuse(f"a GGUF rotating {g('rope.dimension_count')} of {hf['head_dim']} head dims", 'supported: all')
     if arch == 'gemma3':
@@ -148,8 +148,13 @@ def gguf_tokenizer(path):
     vocab = tok.get_vocab()  # (a user-defined token respelled away, Gemma's runs of spaces, is not added again)
     user_defined = [t for t, k in zip(tokens, types) if k == 4 and t in vocab]
     tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in user_defined])
-    bos = meta.get('tokenizer.ggml.bos_token_id') if meta.get('tokenizer.ggml.add_bos_token', False) else None
-    return tok, bos, meta.get('tokenizer.ggml.eos_token_id')
+    return tok, gguf_bos(meta), meta.get('tokenizer.ggml.eos_token_id')
+
+
+def gguf_bos(meta):
+    """The id the file's tokenizer puts before a text, or None: its BOS where tokenizer.ggml.add_bos_token says so
+    (Gemma 3's file: true; SmolLM2's: false)."""
+    return meta.get('tokenizer.ggml.bos_token_id') if meta.get('tokenizer.ggml.add_bos_token', False) else None
 
 
 def byte_level_tokenizer(tokens, merges, pre, split):

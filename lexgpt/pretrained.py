@@ -111,6 +111,8 @@ def load(path, fields=None, **overrides):
         folder = resolve(file)
         hf, tensors = json.load(open(os.path.join(folder, 'config.json'))), None
     args, info = config_args(hf)
+    # bos: what the model's own tokenizer puts before a text, so that every input the evaluations build starts so
+    info['bos'] = hf['tokenizer_bos'] if file.endswith('.gguf') else folder_bos(folder)
     args = rope_scaling.over_checkpoint(args, overrides)
     if fields is not None:  # refused before the weights are read
         if set(overrides) - set(fields):
@@ -465,10 +467,26 @@ def folder_tokenizer(path):
     if not os.path.exists(file):
         raise ConfigError(f"{folder} has no tokenizer.json (the `tokenizers` library's file) for its tokenizer")
     tok = Tokenizer.from_file(file)
-    plain, full = tok.encode('a', add_special_tokens=False).ids, tok.encode('a').ids
-    bos = full[0] if len(full) > len(plain) and full[1:len(plain) + 1] == plain else None  # its template adds a BOS
     eos = json.load(open(os.path.join(folder, 'config.json'))).get('eos_token_id')
-    return tok, bos, eos[0] if isinstance(eos, list) else eos
+    return tok, folder_bos(folder, tok), eos[0] if isinstance(eos, list) else eos
+
+
+def folder_bos(folder, tok=None):
+    """The id a folder's tokenizer puts before a text, or None, as transformers 5 decides: tokenizer.json's
+    post-processor template (transformers then drops tokenizer_config.json's add_bos_token), except that its GPT-NeoX
+    tokenizer rebuilds the template with add_bos_token=False. A folder without tokenizer.json (whose text cannot be
+    tokenized here either): None."""
+    from tokenizers import Tokenizer
+    file, settings = os.path.join(folder, 'tokenizer.json'), os.path.join(folder, 'tokenizer_config.json')
+    if tok is None and not os.path.exists(file):
+        return None
+    kind = (json.load(open(settings)) if os.path.exists(settings) else {}).get('tokenizer_class') or \
+        json.load(open(os.path.join(folder, 'config.json'))).get('model_type')
+    if str(kind).startswith(('GPTNeoXTokenizer', 'gpt_neox')):
+        return None
+    tok = tok or Tokenizer.from_file(file)
+    plain, full = tok.encode('a', add_special_tokens=False).ids, tok.encode('a').ids
+    return full[0] if len(full) > len(plain) and full[1:len(plain) + 1] == plain else None  # the template adds one
 
 
 def tokenizer(path):

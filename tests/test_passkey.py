@@ -65,6 +65,19 @@ def test_passkey_scoring_with_a_copying_oracle_and_a_uniform_model(style):
     assert not r['exact'] and r['digit_acc'] == pytest.approx(0.8)
 
 
+def test_a_forward_holds_at_most_batch_tokens_and_a_prompt_its_bos():
+    """Prompts of one shape go in forward passes of at most batch_tokens tokens (at least one prompt), with the same
+    scores; a BOS id starts the prompt, which still fits its length."""
+    made = [pk.passkey_prompt('code', 350, 0.5, k, byte_encode, bos=0) for k in ('03817', '99999', '12345')]
+    assert all(p[0] == 0 and p[1:3] == byte_encode('# ') and len(p) + len(a) - 1 <= 350 for p, a, _ in made)
+    sizes, oracle = [], CopyOracle()
+    counting = lambda idx, **kw: (sizes.append(idx.numel()), CopyOracle.forward(oracle, idx, **kw))[1]
+    oracle.forward = counting
+    args, n = ([p for p, _, _ in made], [a for _, a, _ in made]), len(made[0][0]) + len(made[0][1]) - 1
+    whole, split = pk.score_answers(oracle, *args), pk.score_answers(oracle, *args, batch_tokens=2 * n + 1)
+    assert whole == split and sizes == [3 * n, 2 * n, n]
+
+
 def test_main_scores_every_cell_and_refuses_bad_settings(tmp_path):
     paths = [save_ckpt(tmp_path, tiny('kerple_log', vocab_size=256, block_size=64), 'k'),
              save_ckpt(tmp_path, tiny('regular', vocab_size=256, block_size=64), 'r')]
@@ -105,11 +118,11 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     done = str(tmp_path / 'res' / 'passkey.json')
     scored, real = [], pk.score_answers
 
-    def counting(model, prompts, answers):
+    def counting(model, prompts, answers, *rest):
         if len(scored) == 2:
             raise RuntimeError('stopped')
         scored.append(len(prompts))
-        return real(model, prompts, answers)
+        return real(model, prompts, answers, *rest)
 
     monkeypatch.setattr(pk, 'score_answers', counting)
     with pytest.raises(RuntimeError, match='stopped'):  # two new depths, then a third that dies

@@ -145,7 +145,8 @@ def test_gpt2_as_the_hub_stores_it(tmp_path):
 def test_config_mapping_and_info(tmp_path):
     args, state, info = pretrained.load(save_tiny(tmp_path, *CASES['neox-partial-parallel']))
     assert (args['rotary_dim'], args['head_dim'], args['parallel_residual'], args['tie_head']) == (4, 16, True, False)
-    assert info == dict(family='gpt_neox', L_tr=2048, bos_id=0, eos_id=2, source=str(tmp_path))
+    # bos: none, as the folder has no tokenizer.json
+    assert info == dict(family='gpt_neox', L_tr=2048, bos_id=0, eos_id=2, bos=None, source=str(tmp_path))
     c = dict(model_type='llama', vocab_size=V, num_hidden_layers=1, num_attention_heads=4, hidden_size=32,
              intermediate_size=48, max_position_embeddings=131072, rope_parameters=dict(
                  rope_type='yarn', factor=4.0, original_max_position_embeddings=8192, beta_fast=16, attention_factor=1.5))

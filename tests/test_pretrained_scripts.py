@@ -121,19 +121,27 @@ def test_ids_past_65536_are_stored_as_uint32(tmp_path):
 
 
 def test_extrapolate_last_token_loss_equals_transformers(llama, tmp_path):
+    """Each input starts with <s>, the BOS that the folder's tokenizer puts before a text (its first token replaced);
+    --bos=False scores the corpus' own tokens."""
     folder, data = llama
-    res = extrapolate.main(dict(extrapolate.DEFAULTS, ckpt=[folder], lengths=[0.5, 2.0], n=3, last_k=4, data_dir=data,
-                                lm_infinite=True, out_dir=str(tmp_path)))
+    base = dict(extrapolate.DEFAULTS, ckpt=[folder], lengths=[0.5, 2.0], n=3, last_k=4, data_dir=data,
+                out_dir=str(tmp_path))
+    res, off = extrapolate.main(dict(base, lm_infinite=True)), extrapolate.main(dict(base, bos=False, name='off'))
     rows = {(r['variant'], r['L_ex']): r for r in res['results']}
     assert {r['ckpt'] for r in res['results']} == {'tiny-llama'} and {r['L_tr'] for r in res['results']} == {L_TR}
     split = corpus.load_split(data, 'test')
     ends, _ = corpus.draw_ends(split, 64, 3, extrapolate.DEFAULTS['seed'])
-    ref = theirs(folder)
+    ref, their_tok = theirs(folder), transformers.PreTrainedTokenizerFast(tokenizer_file=f'{folder}/tokenizer.json')
     for L in (16, 64):
         x, y = corpus.slices(split.tokens, ends - L, L)
-        with torch.no_grad():
-            loss = F.cross_entropy(ref(x).logits[:, -4:].reshape(-1, V), y[:, -4:].reshape(-1))
-        assert rows[('vanilla', L)]['loss'] == pytest.approx(loss.item(), abs=1e-5)
+        first = x.clone()
+        first[:, 0] = their_tok('').input_ids[0]
+        for got, inp in ((rows[('vanilla', L)], first), (next(r for r in off['results'] if r['L_ex'] == L), x)):
+            with torch.no_grad():
+                loss = F.cross_entropy(ref(inp).logits[:, -4:].reshape(-1, V), y[:, -4:].reshape(-1))
+            assert got['loss'] == pytest.approx(loss.item(), abs=1e-5)
+    saved = lambda name: json.load(open(tmp_path / f'{name}.json'))['settings']['bos']
+    assert (saved('ppl_last_token'), saved('off')) == (0, None)
     # within L_tr, LM-Infinite's window and ceiling change nothing; past it they do
     assert rows[('LM-Inf(n_start=10)', 16)]['loss'] == pytest.approx(rows[('vanilla', 16)]['loss'], abs=1e-6)
     assert rows[('LM-Inf(n_start=10)', 64)]['loss'] != pytest.approx(rows[('vanilla', 64)]['loss'], abs=1e-4)
@@ -212,9 +220,45 @@ def test_sample_greedy_equals_transformers(llama, tmp_path):
     folder, _ = llama
     out = sample.main(dict(sample.DEFAULTS, ckpt=folder, start='def f(x):\n', max_new_tokens=12, top_k=1,
                            temperature=1.0, device='cpu'))
-    prompt = loading.get_tokenizer(folder).encode('def f(x):\n')
+    prompt = [0] + loading.get_tokenizer(folder).encode('def f(x):\n')  # <s> first, as the folder's tokenizer puts it
     want = theirs(folder).generate(torch.tensor([prompt]), max_new_tokens=12, do_sample=False)
-    assert out.tolist() == want.tolist()
+    assert want.size(1) == out.size(1) or want[0, -1] == 1  # transformers stops after the eos (id 1)
+    assert out[:, :want.size(1)].tolist() == want.tolist()
+    zero = sample.main(dict(sample.DEFAULTS, ckpt=folder, start='def f(x):\n', max_new_tokens=12, temperature=0.0,
+                            device='cpu'))
+    assert torch.equal(zero, out)  # temperature 0 is greedy
+
+
+def test_every_path_puts_the_bos_first(llama, tmp_path, monkeypatch):
+    """<s> (0), which the folder's tokenizer puts before a text, starts every input of every protocol and script (of a
+    text read through a cache: its first part; a stream: its first chunk, so that it is the first sink) and no input
+    with --bos=False; every JSON says settings.bos."""
+    folder, data = llama
+    starts, later, forward = [], [], GPT.forward
+
+    def recording(self, idx, *args, cache=None, **kw):
+        (starts if cache is None or cache.next == 0 else later).extend(idx[:, 0].tolist())
+        return forward(self, idx, *args, cache=cache, **kw)
+    monkeypatch.setattr(GPT, 'forward', recording)
+    out, ex = dict(ckpt=[folder], data_dir=data, out_dir=str(tmp_path)), dict(extrapolate.DEFAULTS, n=2, lengths=[1.0])
+    runs = {'last_token': (extrapolate, dict(ex, last_k=2)), 'position': (extrapolate, dict(ex, mode='position')),
+            'nonoverlap': (extrapolate, dict(ex, protocol='nonoverlap', max_tokens=64)),
+            'sliding': (extrapolate, dict(ex, protocol='sliding', max_tokens=64, stride=8)),
+            'stream': (extrapolate, dict(ex, protocol='stream', tokens=100, chunk=16, cache_window=16, n_starting=2,
+                                         stream_rows=['sinks', 'windows'])),
+            'passkey': (passkey, dict(passkey.DEFAULTS, lengths=[1.0], depths=[0.5], n=1, digits=2)),
+            'erf': (receptive_field, dict(receptive_field.DEFAULTS, length=1.0, n=2)),
+            'temperature': (temperature, dict(temperature.DEFAULTS, lengths=[1.0], n=1, n_tr=1))}
+    for on in (True, False):
+        for name, (script, cfg) in runs.items():
+            starts.clear()
+            script.main(dict(cfg, **out, bos=on, name=name))
+            assert starts and (set(starts) == {0} if on else 0 not in starts), name
+            assert json.load(open(tmp_path / f'{name}.json'))['settings']['bos'] == (0 if on else None), name
+        starts.clear()
+        sample.main(dict(sample.DEFAULTS, ckpt=folder, max_new_tokens=3, device='cpu', bos=on))
+        assert starts == ([0] if on else [loading.get_tokenizer(folder).encode('\n')[0]])
+    assert later and 0 not in later  # the stream's later chunks, the tokens sampled: the text as it is
 
 
 def test_bounded_cache_with_grouped_query_attention(llama):
