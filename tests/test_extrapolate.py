@@ -134,6 +134,21 @@ def test_nonoverlap_equals_direct_computation(pe):
     assert got.shape == (n,) and np.allclose(got, want, atol=1e-5)
 
 
+def test_the_nonoverlap_span_ends_at_the_last_token_that_has_a_target(tmp_path):
+    """#59: from offset 32, a split of 160 tokens holds 4 x 32 inputs but only 127 targets: the span is the 3 x 32
+    that have one each (max_tokens allows more), and every one of them is scored."""
+    tokens = np.random.default_rng(0).integers(1, V, 160).astype(np.uint16)
+    split = corpus.Split(tokens, [0], {'tokenizer': 'bytes'}, 'hand')
+    assert ex.scored_span(cfg(protocol='nonoverlap', offset=32, max_tokens=1000), split, None, 32) == (
+        None, dict(offset=32, n_tokens=96))
+    data, model = save_split(tmp_path, split), tiny('alibi')
+    rows = ex.main(cfg(ckpt=[save_ckpt(tmp_path, model, 'a')], data_dir=data, protocol='nonoverlap', offset=32,
+                       max_tokens=1000, lengths=[1, 2], out_dir=str(tmp_path / 'res')))['results']
+    assert [r['n_scored'] for r in rows] == [96, 96]
+    want = [direct_ce(model, tokens[s:t], tokens[t]) for s in range(32, 128, 32) for t in range(s + 1, s + 33)]
+    assert rows[1]['loss'] == pytest.approx(np.mean(want), abs=1e-5)
+
+
 @pytest.mark.parametrize('stride', [1, 8, 13, 24])
 def test_sliding_scores_every_token_once_with_its_window_context(stride):
     split, model = make_split(), tiny('alibi')

@@ -145,6 +145,37 @@ def test_tables_from_synthetic_jsons(evals):
     assert os.path.isfile(evals / 'out' / 'thesis.png')
 
 
+def test_the_page_reads_back_its_verdicts_and_marks(tmp_path):
+    """#59: what a reader reads, from README.md, on data whose answers are known. KERPLE-log is 3.00, 3.01, 3.02 (seeds
+    0-2) at every length. ALiBi is above it at every length, by +0.05, -0.03, +0.02 at 1x and 2x (a mean of +0.013,
+    p = 0.63: not significant) and by 0.30, 0.31, 0.32 at 4x-16x (p = 0.0003): lower in the means at all 5, significant
+    at 3. RoPE is below it at 1x by 0.20, 0.21, 0.19 (2.80, 2.80, 2.83: significant, a star) and above by 0.5 from 2x
+    on (daggers)."""
+    kerple = {(s, m): 3.0 + 0.01 * s for s in range(3) for m in thesis.MULTS}
+    near, far, below = (0.05, -0.03, 0.02), (0.30, 0.31, 0.32), (-0.20, -0.21, -0.19)
+    alibi = {(s, m): v + (near if m < 4 else far)[s] for (s, m), v in kerple.items()}
+    rope = {(s, m): v + (below[s] if m == 1 else 0.5 + 0.01 * s) for (s, m), v in kerple.items()}
+    setup = {'kerple_log-s0': dict(offset=0, n_tokens=4096)}
+    for pe, grid_ in (('kerple_log', kerple), ('alibi', alibi), ('rope', rope)):
+        write_eval(tmp_path / 'eval', f'nonoverlap_{pe}', rows(pe, grid_), setup)
+    run_main(tmp_path)
+    page = (tmp_path / 'out' / 'README.md').read_text().splitlines()
+    bullet = lambda claim: next(line for line in page if line.startswith(f'- {claim}. '))
+    assert bullet('KERPLE-log beats ALiBi at every length').endswith(
+        'Ours: KERPLE-log lower at 5 of 5 lengths; significantly better at 4x, 8x, 16x, worse at none. '
+        '**holds in the means, significant at 3 of 5 lengths**')
+    assert bullet('KERPLE-log beats RoPE at every length').endswith(
+        'Ours: KERPLE-log lower at 4 of 5 lengths; significantly better at 2x, 4x, 8x, 16x, worse at 1x. '
+        '**does not hold (significantly worse at 1x)**')
+    assert bullet('KERPLE-log beats Sinusoidal at every length').endswith(
+        'Ours: KERPLE-log lower at 0 of 0 lengths; significantly better at none, worse at none. **no data yet**')
+    # the table's cells: mean ± sample std, the mark, the seeds (ALiBi at 1x: 3.05, 2.98, 3.04; at 4x: 3.30-3.34)
+    near_cell, far_cell = '3.023 ± 0.038 (3)', f'3.320 ± 0.020{thesis.DAGGER} (3)'
+    assert f"| ALiBi | ours | {near_cell} | {near_cell} | {far_cell} | {far_cell} | {far_cell} |" in page
+    assert f"| RoPE | ours | 2.810 ± 0.017{thesis.STAR} (3) | 3.520 ± 0.020{thesis.DAGGER} (3) |" in ' '.join(page)
+    assert '| KERPLE-log | ours | 3.010 ± 0.010 (3) |' in ' '.join(page)  # the method itself has no mark
+
+
 def test_bad_input_is_one_line(tmp_path, evals):
     with pytest.raises(ConfigError, match=r'alpha=1.5 is outside the allowed range 0 < alpha < 1'):
         thesis.main(dict(thesis.DEFAULTS, alpha=1.5))
