@@ -41,14 +41,16 @@ def main(cfg):
         raise ConfigError(f"temperature={cfg['temperature']} must be >= 0 (0: always the most likely token)")
     device = pick_device(cfg['device'])
     _, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
+    start = cfg['start']
+    if start.startswith('FILE:'):  # read before a model is loaded (a pretrained one takes minutes)
+        with open(start[5:], encoding='utf-8') as f:
+            start = f.read()
+    if not start:
+        raise ConfigError(f"start={cfg['start']!r} is empty: the model needs at least one token to continue")
     torch.manual_seed(cfg['seed'])
     model, _, meta = load_checkpoint(cfg['ckpt'])
     model.to(device)
     tok = get_tokenizer(meta.get('tokenizer', 'bytes'))
-    start = cfg['start']
-    if start.startswith('FILE:'):
-        with open(start[5:], encoding='utf-8') as f:
-            start = f.read()
     prompt = tok.encode(start)
     if not prompt:
         raise ConfigError("start='' is empty: the model needs at least one token to continue")

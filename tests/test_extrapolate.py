@@ -4,6 +4,7 @@ each protocol must score, seed groups averaged by hand, RegularGPT's plain imple
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lexgpt import evaluation
-from lexgpt import corpus
+from lexgpt import common, corpus, evaluation
 import extrapolate as ex
 from lexgpt.config import ConfigError, parse_config
 from helpers import V, direct_ce, make_split, save_ckpt, save_split, tiny
@@ -247,6 +247,41 @@ def test_ppl_reuse_takes_matching_rows_and_refuses_other_settings(tmp_path):
     assert [r.get('reused_from') for r in again] == [None, None] and [r['iters'] for r in again] == [400, 400]
 
 
+def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_path, monkeypatch, capsys):
+    """#59: progress on stderr (a line per batch once common.PROGRESS_SECONDS is 0: items done of all, a rate, the time
+    left), and the JSON rewritten after each row: a run stopped at its third length keeps the two before, which a
+    rerun with --reuse of that file takes as they are, ending where an unbroken run ends."""
+    data = save_split(tmp_path, make_split())
+    a = save_ckpt(tmp_path, tiny('alibi'), 'a')
+    base = cfg(ckpt=[a], data_dir=data, lengths=[1, 2, 4], n=6, batch_tokens=64, out_dir=str(tmp_path / 'r'))
+    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)
+    whole = ex.main(dict(base, name='whole'))['results']
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith('  a vanilla L_ex=')]
+    # 6 segments, 64 // L per batch: at 16 tokens 4 + 2, at 32 2 + 2 + 2, at 64 one at a time; the last one unsaid
+    said = [line.split(':')[1].split(',')[0] for line in lines]
+    assert said == [' 4/6 segments', ' 2/6 segments', ' 4/6 segments'] + [f' {k}/6 segments' for k in range(1, 6)]
+    assert all(re.search(r'segments, [\d,.]+/s, about [\d,]+ s left$', line) for line in lines), lines
+    calls, real = [], ex.last_token_losses
+
+    def stops_at_the_third(*args, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+    monkeypatch.setattr(ex, 'last_token_losses', stops_at_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        ex.main(dict(base, name='cut'))
+    kept = json.loads((tmp_path / 'r' / 'cut.json').read_text())
+    assert kept['partial'] and [r['mult'] for r in kept['results']] == [1, 2]
+    with pytest.raises(ConfigError, match='is a run.s partial JSON; finish it first'):
+        ex.main(cfg(mode='merge', inputs=[str(tmp_path / 'r' / 'cut.json')], out_dir=str(tmp_path / 'm')))
+    monkeypatch.setattr(ex, 'last_token_losses', real)
+    again = ex.main(dict(base, name='cut', reuse=str(tmp_path / 'r' / 'cut.json')))['results']
+    assert [r.get('reused_from') is not None for r in again] == [True, True, False]
+    assert [r['loss'] for r in again] == [r['loss'] for r in whole]
+    assert 'partial' not in json.loads((tmp_path / 'r' / 'cut.json').read_text())
+
+
 def test_reuse_keeps_runs_whose_folders_are_gone_and_adds_new_seeds(tmp_path):
     """A table grows by the seeds trained on this machine: runs the patterns name but whose folders are gone keep their
     rows (and so their place in the seed mean); a seed trained here is scored; a gap the file cannot fill is an error."""
@@ -387,7 +422,15 @@ def test_position_loss_is_the_mean_over_segments_at_each_position(tmp_path, pe):
     (['--mode=bogus'], "mode='bogus'; allowed: ppl, position"),
     (['--protocol=overlap'], "protocol='overlap'; allowed: last_token, nonoverlap, sliding"),
     (['--lengths=1,two'], "config key 'lengths' in --lengths=1,two must be of type float"),
-    (['--lengths=1,-2'], "length multiple -2 x L_tr=16 gives -32 tokens"),
+    (['--lengths=1,-2'], "lengths: -2 is not a positive multiple of L_tr"),
+    (['--lengths=1,0.01'], "length multiple 0.01 x L_tr=16 gives 0 tokens"),
+    (['--split=nosuch'], "split='nosuch'; allowed: train, val, test"),
+    # the documents' own tokens (300, 40, 500, 10, 260) past 256 of context: 44 + 244 + 4; past 64: 236 + 436 + 196
+    (['--n=5000'], "holds 292 tokens with 256 tokens of context before them in their document (the longest L_ex of a); "
+                   "allowed n <= 292"),
+    (['--mode=position', '--n=5000', '--length=4'], "holds 868 tokens with 64 tokens of context"),
+    (['--rope_scaling=yarm'], "rope_scaling='yarm', rope_scale=4; allowed: pi, ntk"),
+    (['--device=gpu'], "device='gpu' is not one of auto, cpu"),
     (['--n=-1'], "n=-1 must be an integer >= 0"),
     (['--attn_temperature=hot'], "bad attn_temperature 'hot'"),
     (['--ckpt=no/such/run'], "no checkpoint at 'no/such/run'"),
@@ -396,7 +439,8 @@ def test_bad_input_names_the_bad_value(tmp_path, argv, message):
     data = save_split(tmp_path, make_split())
     path = save_ckpt(tmp_path, tiny(), 'a')
     with pytest.raises((ConfigError, FileNotFoundError)) as e:
-        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--n=2'] + argv))
+        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--n=2', f'--out_dir={tmp_path}']
+                             + argv))
     assert message in str(e.value)
 
 
