@@ -90,7 +90,7 @@ CASES = [
     ('passkey', ['--ckpt={ckpt}', '--lengths=0', '--out_dir={tmp}/pk'], ['lengths=[0.0]', 'positive']),
     ('kernels', ['--ckpt={ckpt}', '--length=1e9', '--out_dir={tmp}/k'], ['length=1e+09', 'GiB']),  # ~8 TB
     # #59, as a new user tried them: each stops before any length is scored (test_the_issues_bad_inputs_...)
-    ('extrapolate', EVAL + ['--split=val', '--protocol=nonoverlap', '--lengths=1,-2'], ['lengths: -2 is not a positive']),
+    ('extrapolate', EVAL + ['--split=val', '--protocol=nonoverlap', '--lengths=1,-2'], ['lengths: -2 is not a']),
     ('extrapolate', EVAL + ['--split=nosuch'], ["split='nosuch'; allowed: train, val, test"]),
     ('extrapolate', EVAL + ['--split=val', '--n=100000', '--lengths=8'], ['n=100000', '128 tokens of context',
                                                                            'allowed n <= ']),
