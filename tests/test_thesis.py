@@ -110,6 +110,10 @@ def test_tables_from_synthetic_jsons(evals):
     assert 4 not in t33['alibi'][1.0]['seeds'] and any('iteration 1400' in n for n in data['notes'])
     assert t33['t5'][1.0]['p'] is None and t33['t5'][1.0]['mark'] == ''
     assert data['sections']['t3_3']['long']['alibi'][16.0]['n'] == 1  # the longer-training group
+    # seed 0's 16x / 1x: 1 (flat) at 3,200 iterations, 1 - 0.04 at 12,800: no change of direction
+    assert data['sections']['t3_3']['long_verdicts'][0] == dict(
+        claim='ALiBi: 1x → 16x of seed 0 after 4x the training', thesis='not in the thesis',
+        ours='16x / 1x = 1.000 at 3200 iterations, 0.960 at 12800', verdict='same direction')
     v = {x['claim']: x['verdict'] for x in data['sections']['t3_3']['verdicts']}
     assert v['KERPLE-log: lower perplexity at 16x than at 1x'].startswith('holds (significant')
     assert v['KERPLE-log beats ALiBi at every length'].startswith('holds')
@@ -158,7 +162,9 @@ def test_the_page_reads_back_its_verdicts_and_marks(tmp_path):
     setup = {'kerple_log-s0': dict(offset=0, n_tokens=4096)}
     for pe, grid_ in (('kerple_log', kerple), ('alibi', alibi), ('rope', rope)):
         write_eval(tmp_path / 'eval', f'nonoverlap_{pe}', rows(pe, grid_), setup)
-    run_main(tmp_path)
+    write_runs(tmp_path)  # and no Table 6.1 JSON
+    thesis.main(dict(thesis.DEFAULTS, eval_dir=str(tmp_path / 'eval'), lm_dir=str(tmp_path / 'lm'),
+                     regular=str(tmp_path / 'none.json'), out_dir=str(tmp_path / 'out')))
     page = (tmp_path / 'out' / 'README.md').read_text().splitlines()
     bullet = lambda claim: next(line for line in page if line.startswith(f'- {claim}. '))
     assert bullet('KERPLE-log beats ALiBi at every length').endswith(
@@ -167,6 +173,14 @@ def test_the_page_reads_back_its_verdicts_and_marks(tmp_path):
     assert bullet('KERPLE-log beats RoPE at every length').endswith(
         'Ours: KERPLE-log lower at 4 of 5 lengths; significantly better at 2x, 4x, 8x, 16x, worse at 1x. '
         '**does not hold (significantly worse at 1x)**')
+    # ALiBi from 1x to 16x: 3.023 -> 3.320, +9.8%, significant (each seed's 16x - 1x: 0.25, 0.34, 0.30)
+    assert bullet('ALiBi: lower perplexity at 16x than at 1x').split('Ours: ')[1].startswith(
+        '3.023 → 3.320 at 16x (+9.8%, 3 seed(s)). **does not hold (significant, p = ')
+    assert bullet('Sandwich beats ALiBi at every L_ex > L_tr') == (
+        '- Sandwich beats ALiBi at every L_ex > L_tr. Thesis: line 1377. Ours: Sandwich lower at 0 of 0 lengths; '
+        'significantly better at none, worse at none. **no data yet**')
+    assert bullet('Table 6.1') == f"- Table 6.1. Thesis: -. Ours: no {tmp_path / 'none.json'} (bash results.sh " \
+        "regular). **no data**"
     assert bullet('KERPLE-log beats Sinusoidal at every length').endswith(
         'Ours: KERPLE-log lower at 0 of 0 lengths; significantly better at none, worse at none. **no data yet**')
     # the table's cells: mean ± sample std, the mark, the seeds (ALiBi at 1x: 3.05, 2.98, 3.04; at 4x: 3.30-3.34)
