@@ -2,6 +2,7 @@
 extrapolate.py (ppl and position) against independent facts: losses recomputed directly with the model, the tokens
 each protocol must score, seed groups averaged by hand, RegularGPT's plain implementation. CPU, seconds.
 """
+import glob
 import json
 import os
 import re
@@ -282,6 +283,26 @@ def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_
     assert 'partial' not in json.loads((tmp_path / 'r' / 'cut.json').read_text())
 
 
+def test_the_defaults_are_those_the_committed_tables_were_made_with():
+    """A default changed in DEFAULTS or VARIANT_DEFAULTS (LM-Infinite's n_starting = 10, say) silently changes what
+    `bash results.sh` makes again: each committed perplexity table recorded, for every setting its command leaves out,
+    today's default."""
+    keys, checked = ('n_starting', 'topk', 'topk_from_layer', 'max_tokens', 'offset', 'stride', 'seed', 'last_k',
+                     'base_len', 'protocol'), 0
+    for path in glob.glob(os.path.join(ROOT, 'results', '**', '*.json'), recursive=True):
+        with open(path) as f:
+            data = json.load(f)
+        command = data.get('command', '') if isinstance(data, dict) else ''
+        if not command.startswith('python extrapolate.py') or '--mode=merge' in command or 'n_starting' not in data.get(
+                'settings', {}):
+            continue
+        given = set(re.findall(r'--(\w+)=', command))
+        for key in (set(keys) - given) & set(data['settings']):  # (older tables recorded fewer)
+            assert data['settings'][key] == ex.DEFAULTS[key], (path, key)
+            checked += 1
+    assert checked > 100
+
+
 def test_reuse_keeps_runs_whose_folders_are_gone_and_adds_new_seeds(tmp_path):
     """A table grows by the seeds trained on this machine: runs the patterns name but whose folders are gone keep their
     rows (and so their place in the seed mean); a seed trained here is scored; a gap the file cannot fill is an error."""
@@ -350,6 +371,20 @@ def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
     with pytest.raises(ConfigError, match='other.json was made with other settings'):
         ex.main(cfg(mode='merge', inputs=[str(tmp_path / 'r' / 'plain.json'), str(tmp_path / 'r' / 'other.json')],
                     out_dir=str(tmp_path / 'r')))
+
+
+def test_the_variants_give_lm_infinite_its_mask_ceiling_and_top_k():
+    """LM-Infinite (paper 002, sec. 4, App. A): the first n_starting and the last L_tr tokens (the Λ mask), distances
+    capped at L_tr, the top-k middle tokens from layer h on; windowed: the last L_tr (or windowed_at) tokens; a
+    temperature per length, 1 at the lengths it does not name."""
+    specs = dict(evaluation.variants(cfg(windowed=True, topk=5, topk_from_layer=1, n_starting=4,
+                                         attn_temperature='2:0.9')))
+    lm_inf = 'LM-Inf(n_start=4,top5@layer>=1)'
+    assert list(specs) == ['vanilla', 'windowed@L_tr', lm_inf, 'tau(L)']
+    assert specs[lm_inf](16, 2.0) == dict(local=16, n_starting=4, ceiling=16, topk=5, topk_from_layer=1)
+    assert specs['vanilla'](16, 2.0) == {} and specs['windowed@L_tr'](16, 2.0) == dict(local=16)
+    assert [specs['tau(L)'](16, m) for m in (2.0, 4.0)] == [dict(attn_temperature=0.9), dict(attn_temperature=1.0)]
+    assert dict(evaluation.variants(cfg(windowed=True, windowed_at=8)))['windowed@8'](16, 1.0) == dict(local=8)
 
 
 def test_parse_temperature_per_length():
