@@ -48,7 +48,16 @@ DEFAULTS = dict(
     name='mutation',            # output file stem
 )
 # survivors that no test can kill: (file, the line before, the line after) -> why the mutant computes the same
-EQUIVALENT = {}
+EQUIVALENT = {
+    ('lexgpt/evaluation.py', 'if norm is None or span >= x.size(1):', 'if norm is None and span >= x.size(1):'):
+        "every model here has transformer.ln_f, so the head always runs in slices; one slice when they would all fit, "
+        "the plain forward's losses (test_every_token_losses_run_the_head_a_slice_at_a_time): memory, not numbers",
+    ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', )"):
+        "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
+    ('analysis/thesis.py', 'v = np.array(list(by_seed.values()), dtype=float)',
+     'v = np.array(list(by_seed.values()), )'):
+        "read_evals stores every perplexity as float(...): the array is float64 either way",
+}
 
 
 def snapshot(at, into):
