@@ -57,6 +57,10 @@ EQUIVALENT = {
     ('analysis/thesis.py', 'v = np.array(list(by_seed.values()), dtype=float)',
      'v = np.array(list(by_seed.values()), )'):
         "read_evals stores every perplexity as float(...): the array is float64 either way",
+    ('lexgpt/rope_scaling.py', 'mid = (wavelen >= L / fast) & (wavelen <= L / slow)',
+     'mid = (wavelen >= L / fast) & (wavelen < L / slow)'):
+        "differs only where a wavelength 2 pi base^(2i/D) equals L / slow exactly, which no float pair does "
+        "(Llama 3.1's own apply_scaling and transformers take the band with <= as here)",
 }
 
 
