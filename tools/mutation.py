@@ -58,6 +58,12 @@ EQUIVALENT = {
         "the plain forward's losses (test_every_token_losses_run_the_head_a_slice_at_a_time): memory, not numbers",
     ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', )"):
         "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
+    ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', None)"):
+        "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
+    ('lexgpt/evaluation.py',
+     "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(1)",
+     "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(None)"):
+        "every model here (GPT, RegularGPT) has an lm_head: the else branch is never taken",
     ('analysis/thesis.py', 'v = np.array(list(by_seed.values()), dtype=float)',
      'v = np.array(list(by_seed.values()), )'):
         "read_evals stores every perplexity as float(...): the array is float64 either way",
