@@ -245,6 +245,21 @@ def score_runs(cfg, runs, split, specs, settings, reuse, keep):
     return rows, setup
 
 
+def partial_writer(cfg, settings, bits_unit, reuse, kept):
+    """-> keep(rows, setup): the JSON as the rows come, so that a stopped run keeps them (results.sh reruns a step
+    with --reuse of its own file). The reuse file's rows not reached yet stay in it."""
+    key = lambda r: (r['ckpt'], r['variant'], r['mult'])
+
+    def keep(done, setup):
+        have = {key(r) for r in done + kept}
+        rest = [r for r in (reuse.data or {}).get('results', []) if key(r) not in have]
+        write_outputs(cfg['out_dir'], cfg['name'] or f"ppl_{cfg['protocol']}", dict(
+            partial=True, protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit,
+            lengths=cfg['lengths'], settings=settings, setup=setup, description='partial: a run still going or stopped',
+            L_tr=[], results=done + kept + rest, groups=[]), say=False)
+    return keep
+
+
 def ppl(cfg, runs, split, specs, reuse):
     """runs are scored (or taken from the reuse file), next to its rows of runs whose checkpoints are not here."""
     lengths = cfg['lengths']
@@ -263,13 +278,8 @@ def ppl(cfg, runs, split, specs, reuse):
                     n_starting=cfg['n_starting'], topk=cfg['topk'], topk_from_layer=cfg['topk_from_layer'],
                     base_len=cfg['base_len'])
     bits_unit = split.bits_unit if split else reuse.data['bits_unit']
-    stem = cfg['name'] or f"ppl_{cfg['protocol']}"
-    # the JSON as the rows come (results.sh reruns a step with --reuse of its own file): a stopped run keeps them
-    keep = lambda done, setup: write_outputs(cfg['out_dir'], stem, dict(
-        partial=True, protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit, lengths=lengths,
-        settings=settings, setup=setup, description='partial: a run still going or stopped', L_tr=[],
-        results=done + kept, groups=[]), say=False)
-    rows, setup = score_runs(cfg, runs, split, specs, settings, reuse, keep)
+    rows, setup = score_runs(cfg, runs, split, specs, settings, reuse, partial_writer(cfg, settings, bits_unit, reuse,
+                                                                                      kept))
     rows += kept
     have = {(r['ckpt'], r['variant'], r['mult']) for r in rows}
     for name, (label, _), m in itertools.product([n for g in groups.values() for n in g], specs, lengths):

@@ -281,6 +281,15 @@ def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_
     assert [r.get('reused_from') is not None for r in again] == [True, True, False]
     assert [r['loss'] for r in again] == [r['loss'] for r in whole]
     assert 'partial' not in json.loads((tmp_path / 'r' / 'cut.json').read_text())
+    # a resumed run stopped again keeps the rows of its reuse file that it had not reached: b's 4x here
+    b = save_ckpt(tmp_path, tiny('t5'), 'b')
+    ex.main(dict(base, ckpt=[a, b], lengths=[4], name='two'))
+    calls.clear()
+    monkeypatch.setattr(ex, 'last_token_losses', stops_at_the_third)  # a at 1x, 2x scored, then b at 1x
+    with pytest.raises(KeyboardInterrupt):
+        ex.main(dict(base, ckpt=[a, b], name='two', reuse=str(tmp_path / 'r' / 'two.json')))
+    kept = json.loads((tmp_path / 'r' / 'two.json').read_text())['results']
+    assert sorted((r['ckpt'], r['mult']) for r in kept) == [('a', 1), ('a', 2), ('a', 4), ('b', 4)]
 
 
 def test_the_defaults_are_those_the_committed_tables_were_made_with():
