@@ -159,8 +159,11 @@ def stream(cfg, runs, old=None):
         if (r.name, row) in done:
             print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
         rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges))
-        so_far = dict(protocol='stream', partial=True, settings=settings, bucket_edges=edges.tolist(), results=rows)
-        write_outputs(cfg['out_dir'], cfg['name'] or 'stream', so_far, say=False)
+        have = {(o['ckpt'], o['row']) for o in rows}  # and the reuse file's rows not reached yet
+        so_far = rows + [o for k, o in done.items() if k not in have]
+        write_outputs(cfg['out_dir'], cfg['name'] or 'stream', dict(protocol='stream', partial=True, settings=settings,
+                                                                      bucket_edges=edges.tolist(), results=so_far),
+                      say=False)
     ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
     md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
           f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "
