@@ -30,12 +30,12 @@ import numpy as np
 import torch
 
 from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, read_json, write_outputs
-from lexgpt.corpus import draw_ends, load_split
-from lexgpt.evaluation import (BOS_DEFAULTS, ex_len, extension, last_token_losses, nonoverlap_losses, runs_bos,
-                               segment_losses, sliding_losses, VARIANT_DEFAULTS, variants)
+from lexgpt.corpus import check_n, draw_ends, load_split
+from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, last_token_losses, nonoverlap_losses,
+                               runs_bos, segment_losses, sliding_losses, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, ckpt_kind, load_runs, PRETRAINED, run_folder
 from lexgpt.config import ConfigError, run
-from lexgpt.streaming import stream, stream_reuse
+from lexgpt.streaming import check_stream, stream, stream_reuse
 
 DEFAULTS = dict(
     mode='ppl',                 # ppl: perplexity vs length | position: loss at each position vs windowed@L_tr |
@@ -90,10 +90,13 @@ def scored_span(cfg, split, r, L_max):
         shortest = ex_len(min(cfg['lengths']), unit(cfg, r))
         if cfg['last_k'] > shortest:
             raise ConfigError(f"last_k={cfg['last_k']} exceeds the shortest L_ex={shortest} of {r.name}; allowed 1..{shortest}")
+        if cfg.get('n_asked'):  # an n given is scored or refused; the default 1000 takes what the split holds
+            check_n(split, L_max, cfg['n'], f"the longest L_ex of {r.name}")
         # one seed for every run: runs with equal L_tr score the same tokens (a paired comparison)
         ends, info = draw_ends(split, L_max, cfg['n'], cfg['seed'])
         if info['n_drawn'] < cfg['n']:
-            print(f"note: only {info['n_drawn']} positions have {L_max} tokens of context; using all of them")
+            print(f"note: n unset: only {info['n_drawn']} positions have {L_max} tokens of context, fewer than the "
+                  f"default {cfg['n']}; using all of them")
         return ends, info
     span = min(cfg['max_tokens'], len(split.tokens) - 1 - cfg['offset'])
     span = span // L_max * L_max  # a multiple of the longest L_ex: the same tokens at every L that divides it
@@ -102,13 +105,15 @@ def scored_span(cfg, split, r, L_max):
     return None, dict(offset=cfg['offset'], n_tokens=span)
 
 
-def losses_at(cfg, split, r, ends, info, L, bos):
+def losses_at(cfg, split, r, ends, info, L, bos, what):
+    """The per-token losses of run r at length L under cfg's protocol (bos: each input's first token)."""
+    n, batch = info.get('n_tokens'), cfg['batch_tokens']
     if cfg['protocol'] == 'last_token':
-        return last_token_losses(r.model, split.tokens, ends, L, cfg['batch_tokens'], cfg['last_k'], bos)
+        return last_token_losses(r.model, split.tokens, ends, L, batch, cfg['last_k'], bos, what)
     if cfg['protocol'] == 'nonoverlap':
-        return nonoverlap_losses(r.model, split.tokens, cfg['offset'], info['n_tokens'], L, cfg['batch_tokens'], bos)
+        return nonoverlap_losses(r.model, split.tokens, cfg['offset'], n, L, batch, bos, what)
     stride = min(cfg['stride'] or r.L_tr, L)
-    return sliding_losses(r.model, split.tokens, cfg['offset'], info['n_tokens'], L, stride, cfg['batch_tokens'], bos)
+    return sliding_losses(r.model, split.tokens, cfg['offset'], n, L, stride, batch, bos, what)
 
 
 def group_summary(groups, specs, lengths, rows):
@@ -200,12 +205,17 @@ class Reuse:
         return None
 
 
-def score_runs(cfg, runs, split, specs, settings, reuse):
-    """One row per (run, variant, length): loss, perplexity, time and memory, or the reuse file's row.
-    -> (rows, what each run's protocol scored)."""
-    setup, rows = reuse.check(settings), []
+def score_runs(cfg, runs, split, specs, settings, reuse, keep):
+    """One row per (run, variant, length): loss, perplexity, time and memory, or the reuse file's row; keep(rows,
+    setup) after each. Every run's lengths and span are checked before the first is scored. -> (rows, what each run's
+    protocol scored)."""
+    setup, rows, spans = reuse.check(settings), [], {}
     for r in runs:
-        ends, setup[r.name] = scored_span(cfg, split, r, ex_len(max(cfg['lengths']), unit(cfg, r)))
+        for m in cfg['lengths']:
+            ex_len(m, unit(cfg, r))
+        spans[r.name], setup[r.name] = scored_span(cfg, split, r, ex_len(max(cfg['lengths']), unit(cfg, r)))
+    for r in runs:
+        ends = spans[r.name]
         if (cfg['lm_infinite'] or cfg['topk']) and not {'rotary', 'bias', 'weight'} & set(r.model.pe.kinds):
             print(f"note: {r.name} (pe={r.pe}) has no relative encoding: LM-Infinite's distance ceiling does nothing there")
         for label, kw in specs:
@@ -219,7 +229,8 @@ def score_runs(cfg, runs, split, specs, settings, reuse):
                 row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
                 try:
                     with r.model.attention(**kw(r.L_tr, m)), Meter() as meter:
-                        losses = losses_at(cfg, split, r, ends, setup[r.name], L, settings['bos'])
+                        losses = losses_at(cfg, split, r, ends, setup[r.name], L, settings['bos'],
+                                           f'{r.name} {label} L_ex={L}')
                     loss = float(np.mean(losses))
                     row.update(loss=loss, ppl=math.exp(min(loss, 700)), bits=loss / math.log(2),
                                n_scored=len(losses), memory_method=meter.method, **meter.record())
@@ -230,7 +241,23 @@ def score_runs(cfg, runs, split, specs, settings, reuse):
                     row.update(loss=None, ppl=None, bits=None, error=str(e))
                     print(f"{r.name:>18} {label:>22} L_ex={L:>6}: skipped ({e})")
                 rows.append(row)
+                keep(rows, setup)
     return rows, setup
+
+
+def partial_writer(cfg, settings, bits_unit, reuse, kept):
+    """-> keep(rows, setup): the JSON as the rows come, so that a stopped run keeps them (results.sh reruns a step
+    with --reuse of its own file). The reuse file's rows not reached yet stay in it."""
+    key = lambda r: (r['ckpt'], r['variant'], r['mult'])
+
+    def keep(done, setup):
+        have = {key(r) for r in done + kept}
+        rest = [r for r in (reuse.data or {}).get('results', []) if key(r) not in have]
+        write_outputs(cfg['out_dir'], cfg['name'] or f"ppl_{cfg['protocol']}", dict(
+            partial=True, protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit,
+            lengths=cfg['lengths'], settings=settings, setup=setup, description='partial: a run still going or stopped',
+            L_tr=[], results=done + kept + rest, groups=[]), say=False)
+    return keep
 
 
 def ppl(cfg, runs, split, specs, reuse):
@@ -251,7 +278,9 @@ def ppl(cfg, runs, split, specs, reuse):
                     n_starting=cfg['n_starting'], topk=cfg['topk'], topk_from_layer=cfg['topk_from_layer'],
                     base_len=cfg['base_len'])
     settings['bos'] = runs_bos(runs, cfg['bos']) if runs else reuse.data['settings'].get('bos')
-    rows, setup = score_runs(cfg, runs, split, specs, settings, reuse)
+    bits_unit = split.bits_unit if split else reuse.data['bits_unit']
+    writer = partial_writer(cfg, settings, bits_unit, reuse, kept)
+    rows, setup = score_runs(cfg, runs, split, specs, settings, reuse, writer)
     rows += kept
     have = {(r['ckpt'], r['variant'], r['mult']) for r in rows}
     for name, (label, _), m in itertools.product([n for g in groups.values() for n in g], specs, lengths):
@@ -268,7 +297,7 @@ def ppl(cfg, runs, split, specs, reuse):
         desc = ('non-overlapping segments (thesis Table 3.3)' if cfg['protocol'] == 'nonoverlap' else
                 f"sliding windows with stride {cfg['stride'] or 'L_tr'}, each token scored once")
         desc += f" over {first['n_tokens']} tokens of {settings['split']} from offset {cfg['offset']}"
-    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=split.bits_unit if split else reuse.data['bits_unit'],
+    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit,
                 lengths=lengths, settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
                 results=rows, groups=summary)
     report(cfg, data, cfg['out_dir'])
@@ -337,6 +366,8 @@ def merge(cfg):
         if not os.path.isfile(path):
             raise ConfigError(f"inputs: no file {path!r}")
         parts.append(read_ppl_json(path, 'inputs'))
+        if parts[-1].get('partial'):
+            raise ConfigError(f"inputs: {path} is a run's partial JSON; finish it first (its command, --reuse={path})")
     for path, p in zip(cfg['inputs'], parts):
         if p.get('settings') != parts[0].get('settings') or p.get('lengths') != parts[0].get('lengths'):
             raise ConfigError(f"inputs: {path} was made with other settings or lengths than {cfg['inputs'][0]}")
@@ -357,6 +388,9 @@ def smooth(y, k):
 
 
 def position(cfg, runs, split, specs):
+    for r in runs:  # every run's length and n before the first is measured
+        if cfg.get('n_asked'):
+            check_n(split, ex_len(cfg['length'], r.L_tr), cfg['n'], f"L_ex of {r.name}")
     fig, (ax, dax) = plt().subplots(2, 1, figsize=(8, 6.5), sharex=True, height_ratios=[3, 2])
     out, md_rows, bos = [], [], runs_bos(runs, cfg['bos'])
     for ci, r in enumerate(runs):
@@ -366,7 +400,8 @@ def position(cfg, runs, split, specs):
         for vi, (label, kw) in enumerate(specs):
             try:
                 with r.model.attention(**kw(r.L_tr, cfg['length'])), Meter() as meter:
-                    losses = segment_losses(r.model, split.tokens, ends - L, L, cfg['batch_tokens'], bos)
+                    losses = segment_losses(r.model, split.tokens, ends - L, L, cfg['batch_tokens'], bos,
+                                            f'{r.name} {label}')
             except ValueError as e:  # an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>22}: skipped ({e})")
                 continue
@@ -423,8 +458,9 @@ def main(cfg):
         raise ConfigError(f"protocol={cfg['protocol']!r}; allowed: {', '.join(PROTOCOLS)}")
     if mode == 'ppl' and not cfg['lengths']:
         raise ConfigError("lengths is empty; give multiples of L_tr, e.g. --lengths=1,2,4,8,16")
+    check_settings(cfg)
     for key, low in dict(last_k=1, max_tokens=1, batch_tokens=1, n=0, offset=0, stride=0, smooth=0, threads=0, tokens=1,
-                         chunk=1, n_starting=0).items():
+                         chunk=1, n_starting=0, base_len=0).items():
         if cfg[key] < low:
             raise ConfigError(f"{key}={cfg[key]} must be an integer >= {low}")
     if cfg['cache_window'] is not None and cfg['cache_window'] < 1:  # 0 keeps every token in sample.py: no stream
@@ -433,13 +469,14 @@ def main(cfg):
     cfg = dict(cfg, out_dir=output_folder(cfg))
     if mode == 'merge':
         return merge(cfg)
-    cfg = dict(cfg, n=cfg['n'] or (1000 if mode == 'ppl' else 100))
+    cfg = dict(cfg, n=cfg['n'] or (1000 if mode == 'ppl' else 100), n_asked=cfg['n'])
     if cfg['threads']:
         torch.set_num_threads(cfg['threads'])
     # position compares every variant with windowed@L_tr, so that one is always there
     specs = variants(cfg if mode == 'ppl' else dict(cfg, windowed=True))
     label, extend = extension(cfg)
     if cfg['protocol'] == 'stream' and mode == 'ppl':
+        check_stream(cfg)
         old, patterns = stream_reuse(cfg)
         runs = load_runs(patterns, label=label, regular_impl=cfg['regular_impl'], device=cfg['device'],
                          dtype=cfg['dtype'], **extend)

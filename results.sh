@@ -16,8 +16,8 @@
 # gemma3_before_bos only names the commands of the Gemma JSONs made before #58),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
-# thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable) and regular_runs (trains every run
-# JSON of results/regular; about 10 hours)
+# thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable), regular_runs (trains every run
+# JSON of results/regular; about 10 hours) and mutation (the mutation run of tools/mutation.py, results/mutation/)
 set -e
 export OMP_NUM_THREADS=1
 what=${1:-all}
@@ -567,6 +567,15 @@ if [ "$what" = bench ]; then
     --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
   OMP_NUM_THREADS=1 python -m tools.bench configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
     --rounds=2 --warmup=0 --threads=1 | tee results/bench/stream.md
+fi
+
+if [ "$what" = mutation ]; then
+  # The project's own mutation run (#59; not in CI): mutmut's mutants of the code behind the reported numbers (the
+  # protocols' losses, thesis.py, rope_scaling.py, the pretrained converters, the stream), a seeded sample of 20 per
+  # module against that module's test files (tools/mutation.py), first on the commit before #59's tests, then on this
+  # tree; results/mutation/README.md sets the kill rates side by side. One module at a time on one thread.
+  python -m tools.mutation --at=f78da08 --out_dir=results/mutation --name=before
+  python -m tools.mutation --out_dir=results/mutation --name=after
 fi
 
 if [ "$what" = thesis ]; then

@@ -35,11 +35,7 @@ DEFAULTS = dict(
 
 
 def prompt_ids(tok, start, bos=None):
-    """The ids of the prompt `start` (FILE:path reads it from a file) as the model's tokenizer gives them, bos (an id)
-    first where it puts one."""
-    if start.startswith('FILE:'):
-        with open(start[5:], encoding='utf-8') as f:
-            start = f.read()
+    """The ids of the prompt text `start` as the model's tokenizer gives them, bos (an id) first where it puts one."""
     prompt = prompt_with_bos(tok.encode(start), bos)
     if not prompt:
         raise ConfigError("start='' is empty: the model needs at least one token to continue")
@@ -59,11 +55,17 @@ def main(cfg):
         raise ConfigError(f"temperature={cfg['temperature']} must be >= 0 (0: always the most likely token)")
     device = pick_device(cfg['device'])
     _, ctx = precision('cuda' if device.startswith('cuda') else 'cpu', cfg['dtype'])
+    start = cfg['start']
+    if start.startswith('FILE:'):  # read before a model is loaded (a pretrained one takes minutes)
+        with open(start[5:], encoding='utf-8') as f:
+            start = f.read()
+    if not start:
+        raise ConfigError(f"start={cfg['start']!r} is empty: the model needs at least one token to continue")
     torch.manual_seed(cfg['seed'])
     model, _, meta = load_checkpoint(cfg['ckpt'])
     model.to(device)
     tok, bos = get_tokenizer(meta.get('tokenizer', 'bytes')), bos_id(model, cfg['bos'])
-    prompt = prompt_ids(tok, cfg['start'], bos)
+    prompt = prompt_ids(tok, start, bos)
     idx = torch.tensor([prompt] * cfg['num_samples'], dtype=torch.long, device=device)
     t0 = time.time()
     with ctx:

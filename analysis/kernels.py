@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from lexgpt.common import check_memory, md_table, plt, write_outputs
-from lexgpt.evaluation import ex_len
+from lexgpt.evaluation import check_settings, ex_len
 from lexgpt.loading import ckpt_kind, load_runs, PRETRAINED
 from lexgpt.config import ConfigError, run
 
@@ -203,6 +203,7 @@ def figures(measured):
 
 def main(cfg):
     """Tabulate and plot every checkpoint's kernels; returns one dict per checkpoint that has any."""
+    check_settings(cfg)
     named = [p for p in cfg['ckpt'] if ckpt_kind(p) in PRETRAINED]
     if named:  # refused before minutes of converting: RoPE and learned positions have no distance kernel to tabulate
         raise ConfigError(f"{', '.join(named)}: pretrained models (RoPE or learned positions) have no bias or weight "

@@ -14,7 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from lexgpt.common import md_table, Meter, plt, write_outputs
+from lexgpt.common import md_table, Meter, plt, Progress, write_outputs
 from lexgpt.config import ConfigError, run
 from model import GPT, GPTConfig
 
@@ -99,12 +99,14 @@ def nope_probe(d=64, H=4, L=64, sigma=0.02, n_layer=4, steps=1000, n_train=512, 
     target = torch.arange(L).repeat(n_train)
     probes = nn.ModuleList([nn.Sequential(nn.Linear(d, d), nn.ReLU(), nn.Linear(d, L)) for _ in range(n_layer + 1)])
     opt = torch.optim.Adam(probes.parameters(), lr=lr)
+    progress = Progress('probe', steps, 'steps')
     for step in range(steps):
         ix = torch.randint(len(target), (batch_tokens,), generator=gen)
         loss = sum(F.cross_entropy(p(f[ix]), target[ix]) for p, f in zip(probes, train))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        progress.done()
         if step % max(1, steps // 5) == 0 or step == steps - 1:
             print(f"probe step {step}: loss summed over depths {loss.item():.3f}", flush=True)
     with torch.no_grad():

@@ -16,10 +16,10 @@ import math
 import numpy as np
 import torch
 
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, read_json, write_outputs
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, read_json, write_outputs
 from lexgpt.corpus import load_meta
-from lexgpt.evaluation import (BOS_DEFAULTS, ex_len, extension, last_positions, prompt_with_bos, runs_bos,
-                               VARIANT_DEFAULTS, variants)
+from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, last_positions, prompt_with_bos,
+                               runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import get_tokenizer, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -102,13 +102,14 @@ def score_answers(model, prompts, answers, batch_tokens=16384):
 def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
     """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs, taken from
     `done` where it holds the cell; save(cells) after each scored one."""
-    cells = []
+    cells, progress = [], Progress(f'{run.name} {label}', len(cfg['lengths']) * len(cfg['depths']), 'cells')
     for m in cfg['lengths']:
         L = ex_len(m, run.L_tr)
         with run.model.attention(**kw(run.L_tr, m)):
             for depth in cfg['depths']:
                 if (run.name, label, m, depth) in done:
                     cells.append(done[run.name, label, m, depth][1])
+                    progress.done()
                     print(f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}: taken from {cfg['reuse']}")
                     continue
                 made = [passkey_prompt(cfg['style'], L, depth, k, encode, bos) for k in keys]
@@ -122,6 +123,7 @@ def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
                                   mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0])))
                 save(cells)
+                progress.done()
         row = cells[-len(cfg['depths']):]
         print(f"{run.name:>18} {label:>16} L_ex={row[0]['L_ex']}: accuracy by depth "
               f"{' '.join(format(c['accuracy'], '.2f') for c in row)}, "
@@ -216,6 +218,7 @@ def main(cfg):
     if min(cfg['n'], cfg['digits'], cfg['batch_tokens']) < 1:
         raise ConfigError(f"n={cfg['n']}, digits={cfg['digits']} and batch_tokens={cfg['batch_tokens']} must be "
                           f"positive")
+    check_settings(cfg)
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs = variants(cfg)

@@ -17,10 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
-from lexgpt.corpus import draw_ends, load_split, slices
-from lexgpt.evaluation import (BOS_DEFAULTS, cumulative_from_end, embedding_grad_norms, ERF_MASS, erf_tokens, ex_len,
-                               extension, runs_bos, VARIANT_DEFAULTS, variants)
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from lexgpt.corpus import check_n, draw_ends, load_split, slices
+from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, cumulative_from_end, embedding_grad_norms, ERF_MASS,
+                               erf_tokens, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -44,20 +44,21 @@ DEFAULTS = dict(
 )
 
 
-def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None):
+def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None, what=''):
     """Mean normalised gradient s_m over segments, s_m = |g_m| / sum_n |g_n| with g_m the gradient of the loss of the
     token after the L-token input w.r.t. the input embedding e_m (thesis 4.5.1). Absolute encodings add their
     positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding. bos: each
     input's first token (corpus.with_bos), whose gradient counts as any other's."""
     ends = np.asarray(ends)
     B = max(1, batch_tokens // L)
-    s_sum = np.zeros(L)
+    s_sum, progress = np.zeros(L), Progress(what or f'L_ex={L}', len(ends), 'segments')
     for i in range(0, len(ends), B):
         x, y = slices(tokens, ends[i:i + B] - L, L, bos)
         # summed over the batch: each segment's loss depends only on its own embeddings
         g = embedding_grad_norms(model, model.transformer.wte,
                                  lambda: F.cross_entropy(model(x)[0][:, -1].float(), y[:, -1], reduction='sum'))
         s_sum += (g / g.sum(-1, keepdim=True)).sum(0).numpy()
+        progress.done(len(g))
     return s_sum / len(ends)
 
 
@@ -85,7 +86,8 @@ def measure(cfg, runs, split, specs, bos=None):
             try:
                 with r.model.attention(**kw(r.L_tr, cfg['length'])), recompute_blocks(r.model, cfg['recompute']), \
                         Meter() as meter:
-                    s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'], bos)
+                    s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'], bos,
+                                        f'{r.name} {label}')
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
@@ -131,12 +133,15 @@ def main(cfg):
     """One curve per checkpoint and attention variant; returns their rows (s, c, ERF)."""
     if cfg['n'] < 1 or cfg['batch_tokens'] < 1:
         raise ConfigError(f"n={cfg['n']} and batch_tokens={cfg['batch_tokens']} must be positive")
+    check_settings(cfg)
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs, (label, extend) = variants(cfg), extension(cfg)  # extend_layers: the layers windowed, lm_infinite reach
     runs = load_runs(cfg['ckpt'], label=label, regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'],
                      **extend)
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
+    for r in runs:  # every run's n before the first is measured
+        check_n(split, ex_len(cfg['length'], r.L_tr), cfg['n'], f"L_ex of {r.name}")
     bos = runs_bos(runs, cfg['bos'])
     out, curves = measure(cfg, runs, split, specs, bos)
     md, fig = report(cfg, runs, specs, out, curves)

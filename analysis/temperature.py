@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from lexgpt import routes
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, write_outputs
-from lexgpt.corpus import draw_ends, load_split, slices
-from lexgpt.evaluation import BOS_DEFAULTS, ex_len, runs_bos
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from lexgpt.corpus import check_n, draw_ends, load_split, slices
+from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, runs_bos
 from lexgpt.loading import data_of, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -184,12 +184,13 @@ def analyse(r, cfg, split, bos=None):
     per_len = []
     for m, L in zip(cfg['lengths'], Ls):
         with Meter() as meter:
-            grid = {}
+            grid, progress = {}, Progress(f'{r.name} L_ex={L}', len(TAU_GRID), 'temperatures')
             for tau in TAU_GRID:  # a pretrained model at 16k on a CPU: minutes per temperature, so say where it is
                 grid[tau] = attention_stats(model, split.tokens, ends, L, tau, first_row(cfg['rows'], L, L_tr),
                                             cfg['batch_tokens'], bos)
                 print(f"  {r.name}: L_ex={L}, tau={tau}: P_max {grid[tau][1]['pmax']:.4f} "
                       f"({time.perf_counter() - meter.t0:.0f} s)", flush=True)
+                progress.done()
         sig_ex, _ = layer0_closed_form_inputs(model, split.tokens, ends, L, bos)
         p = dict(mult=m, L_ex=L, depth=model.n_layers(L), sigma_ex_layer0=sig_ex,
                  tau_pmax=search_temperature(tr_all['pmax'], {t: g[1]['pmax'] for t, g in grid.items()}),
@@ -274,10 +275,15 @@ def main(cfg):
     for key in ('n', 'n_tr', 'batch_tokens'):
         if cfg[key] < 1:
             raise ConfigError(f"{key}={cfg[key]} must be a positive integer")
+    check_settings(cfg)
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     runs = load_runs(cfg['ckpt'], regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'])
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
+    for r in runs:  # every run's n before the first is measured: both draws hold the longest length
+        longest = max([ex_len(m, r.L_tr) for m in cfg['lengths']] + [r.L_tr])
+        for key in ('n', 'n_tr'):
+            check_n(split, longest, cfg[key], f"{key}: the longest L_ex of {r.name}")
     bos = runs_bos(runs, cfg['bos'])
     out = [analyse(r, cfg, split, bos) for r in runs]
     md, fig = ''.join(markdown(res) for res in out), figure(out)

@@ -141,8 +141,9 @@ def command_line():
     return ' '.join(['python', script] + sys.argv[1:])
 
 
-def write_outputs(out_dir, stem, data, markdown=None, fig=None):
-    """<out_dir>/<stem>.json (with the command that made it), .md and .png; returns the path without extension."""
+def write_outputs(out_dir, stem, data, markdown=None, fig=None, say=True):
+    """<out_dir>/<stem>.json (with the command that made it), .md and .png; returns the path without extension.
+    say=False: no 'wrote' line (a JSON kept as a run goes)."""
     os.makedirs(out_dir, exist_ok=True)
     base = os.path.join(out_dir, stem)
     data = dict(command=command_line(), **data)
@@ -158,7 +159,8 @@ def write_outputs(out_dir, stem, data, markdown=None, fig=None):
         fig.savefig(base + '.png', dpi=100)
         plt().close(fig)
         written.append(base + '.png')
-    print('wrote ' + ', '.join(written))
+    if say:
+        print('wrote ' + ', '.join(written))
     return base
 
 
@@ -187,6 +189,29 @@ def rss_mb(field='RssAnon'):
     """Resident memory now, MB. RssAnon (the heap: tensors, the cache) is what a process grows by; VmRSS also counts
     shared-library pages, which the kernel drops and maps back as other processes need memory."""
     return (_status_kb(field) or 0) / 1024
+
+
+PROGRESS_SECONDS = 10.0  # at most one progress line per this many seconds (tests set 0: a line per step)
+
+
+class Progress:
+    """Where a long evaluation is, on stderr: `done(k)` after each k items; a line at most every PROGRESS_SECONDS
+    with the items done, their rate and the time left at that rate, so a run of minutes is never silent and one of
+    seconds stays quiet. `note` adds what the caller knows so far (a running perplexity)."""
+
+    def __init__(self, what, total, unit='items'):
+        self.what, self.total, self.unit, self.count = what, total, unit, 0
+        self.t0 = self.shown = time.perf_counter()
+
+    def done(self, k=1, note=''):
+        self.count += k
+        now = time.perf_counter()
+        if now - self.shown < PROGRESS_SECONDS or self.count >= self.total:
+            return
+        self.shown, rate = now, self.count / max(now - self.t0, 1e-9)
+        print(f"  {self.what}: {self.count:,}/{self.total:,} {self.unit}, {rate:,.2f}/s, about "
+              f"{(self.total - self.count) / rate:,.0f} s left" + (f", {note}" if note else ''), file=sys.stderr,
+              flush=True)
 
 
 class Meter:

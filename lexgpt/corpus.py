@@ -11,6 +11,7 @@ import torch
 from lexgpt.config import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository, above lexgpt/
+SPLITS = ('train', 'val', 'test')  # what data.prepare writes
 
 
 def data_folder(dataset='pycode', data_dir=''):
@@ -65,7 +66,14 @@ class Split:
         return 'bits/byte' if self.meta.get('tokenizer') == 'bytes' else 'bits/token'
 
 
+def check_split(split):
+    """A split name that data.prepare writes, or a one-line error (not 'prepare the data first' for a typo)."""
+    if split not in SPLITS:
+        raise ConfigError(f"split={split!r}; allowed: {', '.join(SPLITS)}")
+
+
 def load_split(folder, split):
+    check_split(split)
     path = split_path(folder, split)
     docs = os.path.join(folder, f'{split}_docs.npy')
     meta = load_meta(folder)  # a pretrained model's ids of 65,536 and more are uint32 (data.prepare)
@@ -86,12 +94,26 @@ def document_bounds(docs, n_tokens):
     return starts, np.append(starts[1:] - 1, n_tokens)
 
 
+def end_room(split, context):
+    """Per document, how many tokens have `context` tokens before them inside it (the last-token protocol's ends)."""
+    starts, ends = document_bounds(split.docs, len(split.tokens))
+    return np.clip(ends - starts - context, 0, None)  # valid e: start + context .. end - 1
+
+
+def check_n(split, context, n, what):
+    """n scored tokens, each after `context` tokens of its document: more than the split holds is a one-line error
+    naming the most there are (draw_ends would quietly take them all, fewer than the n a reader is told)."""
+    most = int(end_room(split, context).sum())
+    if n > most:
+        raise ConfigError(f"n={n}: {split.name} holds {most} tokens with {context} tokens of context before them in "
+                          f"their document ({what}); allowed n <= {most}")
+
+
 def draw_ends(split, context, n, seed):
     """Positions e of n scored tokens, each with `context` tokens before it inside the same document, drawn uniformly
     without replacement over all such positions of the split. Documents shorter than context + 1 tokens are skipped:
     they cannot hold the longest context, and the last-token protocol must score the same tokens at every length."""
-    starts, ends = document_bounds(split.docs, len(split.tokens))
-    room = np.clip(ends - starts - context, 0, None)  # valid e: start + context .. end - 1
+    room = end_room(split, context)
     total = int(room.sum())
     if total == 0:
         raise ConfigError(f"no document of {split.name} has more than {context} tokens; "
@@ -100,6 +122,7 @@ def draw_ends(split, context, n, seed):
     pick = np.sort(np.random.default_rng(seed).choice(total, size=take, replace=False))
     cum = np.cumsum(room)
     doc = np.searchsorted(cum, pick, side='right')
+    starts = document_bounds(split.docs, len(split.tokens))[0]
     e = starts[doc] + context + (pick - (cum[doc] - room[doc]))
     info = dict(context=int(context), n_requested=int(n), n_drawn=int(take), docs_used=int(len(np.unique(doc))),
                 docs_long_enough=int((room > 0).sum()), docs_too_short=int((room == 0).sum()), positions=total)

@@ -11,8 +11,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from lexgpt.common import pick_device, precision, Progress
 from lexgpt.config import ConfigError
-from lexgpt.corpus import slices
+from lexgpt.corpus import check_split, slices
+from lexgpt.rope_scaling import SCALINGS
 
 BOS_DEFAULTS = dict(
     bos=True,                   # a model whose tokenizer puts a BOS before a text gets it in every input (False: none)
@@ -42,14 +44,14 @@ def runs_bos(runs, on=True):
 # ------------------------------------------------------------------ the three protocols: per-token losses
 
 @torch.inference_mode()
-def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=None):
+def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=None, what=''):
     """Thesis 4.3.4 / Fig. 4.3: the loss of token e given exactly the L tokens before it (input tokens[e-L:e]). With
     the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
     the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. bos: each input's first
-    token (corpus.with_bos). -> [len(ends) * last_k]."""
+    token (corpus.with_bos). -> [len(ends) * last_k]. `what` names the run in the progress lines (common.Progress)."""
     ends = np.asarray(ends)
     rows = max(1, batch_tokens // L)  # windows per forward pass
-    out = []
+    out, progress = [], Progress(what or f'L_ex={L}', len(ends), 'segments')
     for i in range(0, len(ends), rows):
         x, y = slices(tokens, ends[i:i + rows] - L, L, bos)
         if last_k == 1:
@@ -57,6 +59,7 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
             out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
         else:
             out.append(last_losses(model, x, y, last_k))
+        progress.done(len(x))
     return torch.cat(out).double().numpy()
 
 
@@ -67,24 +70,27 @@ def last_losses(model, x, y, k):
 
 
 @torch.inference_mode()
-def segment_losses(model, tokens, starts, L, batch_tokens=16384, bos=None):
+def segment_losses(model, tokens, starts, L, batch_tokens=16384, bos=None, what=''):
     """Per-token losses [n, L] of the windows tokens[s:s+L] -> tokens[s+1:s+L+1], each evaluated from scratch (bos:
     its first token)."""
     starts = np.asarray(starts)
     rows = max(1, batch_tokens // L)
-    out = [every_token_losses(model, *slices(tokens, starts[i:i + rows], L, bos)).double()
-           for i in range(0, len(starts), rows)]
+    out, progress = [], Progress(what or f'L_ex={L}', len(starts), 'segments')
+    for i in range(0, len(starts), rows):
+        out.append(every_token_losses(model, *slices(tokens, starts[i:i + rows], L, bos)).double())
+        progress.done(len(out[-1]))
     return torch.cat(out).numpy() if out else np.zeros((0, L))
 
 
-def nonoverlap_losses(model, tokens, start, n_tokens, L, batch_tokens=16384, bos=None):
+def nonoverlap_losses(model, tokens, start, n_tokens, L, batch_tokens=16384, bos=None, what=''):
     """Table 3.3 protocol: the n_tokens targets after `start` cut into segments of L, each scored from scratch; every
     token counts, but the first ones of each segment have little context (the thesis' 'early token curse', 4.3.4)."""
-    return segment_losses(model, tokens, start + L * np.arange(n_tokens // L), L, batch_tokens, bos).reshape(-1)
+    starts = start + L * np.arange(n_tokens // L)
+    return segment_losses(model, tokens, starts, L, batch_tokens, bos, what).reshape(-1)
 
 
 @torch.inference_mode()
-def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384, bos=None):
+def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384, bos=None, what=''):
     """Windows of L tokens every `stride` tokens over the targets tokens[start+1 : start+n_tokens+1]; a window scores
     only the targets no earlier one scored, so each target counts once and, after the first window, with at least
     L - stride tokens of context (bos: each window's first token). A last window ends at the end of the span."""
@@ -98,10 +104,11 @@ def sliding_losses(model, tokens, start, n_tokens, L, stride, batch_tokens=16384
     # the targets each window adds beyond the previous window's end
     new = [L] + [b - a for a, b in zip(window_starts, window_starts[1:])]
     rows = max(1, batch_tokens // L)
-    out = []
+    out, progress = [], Progress(what or f'L_ex={L}', len(window_starts), 'windows')
     for i in range(0, len(window_starts), rows):
         loss = every_token_losses(model, *slices(tokens, window_starts[i:i + rows], L, bos))
         out += [row[L - k:].double() for row, k in zip(loss, new[i:i + rows])]
+        progress.done(len(loss))
     return torch.cat(out).numpy()
 
 
@@ -208,6 +215,33 @@ def extension(cfg):
         over.update(rope_scaling=cfg['rope_scaling'], rope_scale=cfg['rope_scale'])
     return (f"+{cfg['rope_scaling']}{cfg['rope_scale']:g}" if cfg.get('rope_scaling') else '') + \
         (f'@{layers}' if layers else ''), over
+
+
+def check_settings(cfg):
+    """What the evaluation scripts share, checked before any model or data is loaded (a pretrained model takes
+    minutes, a length takes hours): each bad value in one line with the allowed ones. The keys a script lacks are
+    skipped."""
+    if 'split' in cfg:
+        check_split(cfg['split'])
+    for key in ('lengths', 'length'):
+        bad = [m for m in (cfg[key] if key == 'lengths' else [cfg[key]]) if not m > 0] if key in cfg else []
+        if bad:
+            raise ConfigError(f"{key}: {bad[0]:g} is not a positive multiple of L_tr; give e.g. --{key}="
+                              + ('1,2,4' if key == 'lengths' else '4'))
+    if 'device' in cfg:
+        precision(pick_device(cfg['device']).split(':')[0], cfg['dtype'])
+    if cfg.get('regular_impl', 'gather') not in ('plain', 'gather', 'reduce'):
+        raise ConfigError(f"regular_impl={cfg['regular_impl']!r}; allowed: plain, gather, reduce")
+    if cfg.get('rope_scaling', '') not in SCALINGS or cfg.get('rope_scale', 1.0) < 1:
+        raise ConfigError(f"rope_scaling={cfg['rope_scaling']!r}, rope_scale={cfg['rope_scale']:g}; allowed: "
+                          f"{', '.join(s for s in SCALINGS if s)} (or '') with rope_scale >= 1")
+    if cfg.get('extend_layers', '') not in ('', 'all', 'global', 'local'):
+        raise ConfigError(f"extend_layers={cfg['extend_layers']!r}; allowed: all, global, local (or '')")
+    for key in ('threads', 'windowed_at', 'n_starting', 'topk', 'topk_from_layer'):
+        if cfg.get(key, 0) < 0:
+            raise ConfigError(f"{key}={cfg[key]} must be >= 0")
+    if 'attn_temperature' in cfg:
+        variants(cfg)  # the temperature's parse, and something to evaluate
 
 
 def ex_len(mult, L_tr):

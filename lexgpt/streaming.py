@@ -11,7 +11,7 @@ import time
 import numpy as np
 import torch
 
-from lexgpt.common import fmt_ppl, md_table, Meter, plt, read_json, write_outputs
+from lexgpt.common import fmt_ppl, md_table, Meter, plt, Progress, read_json, write_outputs
 from lexgpt.config import ConfigError
 from lexgpt.corpus import load_split, with_bos
 from lexgpt.evaluation import extension, runs_bos
@@ -85,8 +85,9 @@ def stream_row(cfg, r, parts, row, edges, bos=None):
     cache_window = cfg['cache_window'] or r.L_tr  # None: the training length
     S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
     label = f'windows of {cache_window} from scratch' if fresh else f'S={S}, W={cache_window}'
-    loss, secs, at, shown = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0, 0
+    loss, secs, at = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0
     chunks = stream_chunks(parts, cfg['tokens'], cache_window if fresh else cfg['chunk'], bos, fresh)
+    progress = Progress(f'{r.name} {label}', cfg['tokens'], 'tokens')
     with Meter() as meter:
         t, cpu = time.perf_counter(), time.process_time()
         for losses in stream_losses(r.model, chunks, cache_window, S, fresh):
@@ -94,10 +95,7 @@ def stream_row(cfg, r, parts, row, edges, bos=None):
             np.add.at(loss, bucket, losses)
             np.add.at(secs, bucket, (now - t) / len(losses))
             at, t = at + len(losses), now
-            if at >= edges[shown + 1]:  # progress: a line when a position bucket is finished
-                shown = int(np.searchsorted(edges, at, 'right')) - 1
-                print(f"  {r.name} {label}: {at:,} tokens, perplexity so far {math.exp(loss.sum() / at):.3f}, "
-                      f"{at / (now - meter.t0):,.0f} tokens/s", flush=True)
+            progress.done(len(losses), f"perplexity so far {math.exp(loss.sum() / at):.3f}")
     cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
     mean, n = loss.sum() / at, np.diff(edges)
     out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=cache_window,
@@ -129,10 +127,16 @@ def stream_reuse(cfg):
     return old, left
 
 
-def stream(cfg, runs, old=None):
-    """protocol=stream: every run over one stream of cfg['tokens'] targets, one row per stream_rows entry."""
+def check_stream(cfg):
+    """The stream's own settings, before any model or data is loaded."""
     if set(cfg['stream_rows']) - set(STREAM_ROWS) or not cfg['stream_rows']:
         raise ConfigError(f"stream_rows={','.join(cfg['stream_rows'])}; allowed: {', '.join(STREAM_ROWS)}")
+
+
+def stream(cfg, runs, old=None):
+    """protocol=stream: every run over one stream of cfg['tokens'] targets, one row per stream_rows entry; the JSON
+    is rewritten after each row, so a stopped run is resumed by --reuse of its own file."""
+    check_stream(cfg)
     for r in runs:
         if why := stream_refusal(r.model):
             raise ConfigError(f"{r.name}: {why}")
@@ -158,6 +162,11 @@ def stream(cfg, runs, old=None):
         if (r.name, row) in done:
             print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
         rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges, bos))
+        have = {(o['ckpt'], o['row']) for o in rows}  # and the reuse file's rows not reached yet
+        so_far = rows + [o for k, o in done.items() if k not in have]
+        write_outputs(cfg['out_dir'], cfg['name'] or 'stream', dict(protocol='stream', partial=True, settings=settings,
+                                                                      bucket_edges=edges.tolist(), results=so_far),
+                      say=False)
     ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
     md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
           f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "

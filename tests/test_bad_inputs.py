@@ -89,10 +89,22 @@ CASES = [
     ('extrapolate', EVAL + ['--rope_scaling=yarn'], ["rope_scaling='yarn'", "pe='alibi'", 'rotary']),
     ('passkey', ['--ckpt={ckpt}', '--lengths=0', '--out_dir={tmp}/pk'], ['lengths=[0.0]', 'positive']),
     ('kernels', ['--ckpt={ckpt}', '--length=1e9', '--out_dir={tmp}/k'], ['length=1e+09', 'GiB']),  # ~8 TB
+    # #59, as a new user tried them: each stops before any length is scored (test_the_issues_bad_inputs_...)
+    ('extrapolate', EVAL + ['--split=val', '--protocol=nonoverlap', '--lengths=1,-2'], ['lengths: -2 is not a']),
+    ('extrapolate', EVAL + ['--split=nosuch'], ["split='nosuch'; allowed: train, val, test"]),
+    ('extrapolate', EVAL + ['--split=val', '--n=100000', '--lengths=8'], ['n=100000', '128 tokens of context',
+                                                                           'allowed n <= ']),
+    ('receptive_field', ['--ckpt={ckpt}', '--split=nosuch'], ["split='nosuch'; allowed: train, val, test"]),
+    ('temperature', ['--ckpt={ckpt}', '--data_dir={data}', '--split=val', '--n=100000'], ['n=100000', 'allowed n']),
+    ('passkey', ['--ckpt={ckpt}', '--rope_scaling=yarm'], ["rope_scaling='yarm'", 'pi, ntk, dynamic, yarn']),
+    ('kernels', ['--ckpt={ckpt}', '--length=-1'], ['length: -1 is not a positive multiple of L_tr']),
+    ('sample', ['--ckpt={ckpt}', '--start='], ["start='' is empty"]),
 ]
+ISSUE_59 = CASES[-8:-5]
 
 
-MODULES = dict(bench='tools.bench', passkey='analysis.passkey', kernels='analysis.kernels')
+MODULES = dict(bench='tools.bench', passkey='analysis.passkey', kernels='analysis.kernels',
+               receptive_field='analysis.receptive_field', temperature='analysis.temperature')
 
 
 def error_line(monkeypatch, script, argv):
@@ -112,6 +124,15 @@ def test_bad_input_is_one_line(W, monkeypatch, tmp_path, script, argv, words):
     for w in words:
         assert w.format(**W) in msg, (w, msg)
     assert not os.path.exists(os.path.join(W['tmp'], 'run', 'ckpt.pt'))  # nothing that claims success
+
+
+@pytest.mark.parametrize('script,argv,words', ISSUE_59, ids=[w[0] for _, _, w in ISSUE_59])
+def test_the_issues_bad_inputs_stop_before_any_length_is_scored(W, monkeypatch, capsys, script, argv, words):
+    """#59: --lengths=1,-2 scored 1x first; --split=nosuch said to prepare the data; --n=100000 ran silent for 300 s.
+    Now each is its one line with nothing scored or written before it."""
+    msg = error_line(monkeypatch, script, [a.format(**W) for a in argv])
+    assert all(w in msg for w in words), msg
+    assert 'L_ex=' not in capsys.readouterr().out and not os.path.exists(os.path.join(W['tmp'], 'res'))
 
 
 def test_a_save_that_dies_half_way_keeps_the_last_checkpoint(W, tmp_path):

@@ -2,8 +2,10 @@
 extrapolate.py (ppl and position) against independent facts: losses recomputed directly with the model, the tokens
 each protocol must score, seed groups averaged by hand, RegularGPT's plain implementation. CPU, seconds.
 """
+import glob
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,8 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lexgpt import evaluation
-from lexgpt import corpus
+from lexgpt import common, corpus, evaluation
 import extrapolate as ex
 from lexgpt.config import ConfigError, parse_config
 from helpers import V, direct_ce, make_split, save_ckpt, save_split, tiny
@@ -134,6 +135,21 @@ def test_nonoverlap_equals_direct_computation(pe):
     assert got.shape == (n,) and np.allclose(got, want, atol=1e-5)
 
 
+def test_the_nonoverlap_span_ends_at_the_last_token_that_has_a_target(tmp_path):
+    """#59: from offset 32, a split of 160 tokens holds 4 x 32 inputs but only 127 targets: the span is the 3 x 32
+    that have one each (max_tokens allows more), and every one of them is scored."""
+    tokens = np.random.default_rng(0).integers(1, V, 160).astype(np.uint16)
+    split = corpus.Split(tokens, [0], {'tokenizer': 'bytes'}, 'hand')
+    assert ex.scored_span(cfg(protocol='nonoverlap', offset=32, max_tokens=1000), split, None, 32) == (
+        None, dict(offset=32, n_tokens=96))
+    data, model = save_split(tmp_path, split), tiny('alibi')
+    rows = ex.main(cfg(ckpt=[save_ckpt(tmp_path, model, 'a')], data_dir=data, protocol='nonoverlap', offset=32,
+                       max_tokens=1000, lengths=[1, 2], out_dir=str(tmp_path / 'res')))['results']
+    assert [r['n_scored'] for r in rows] == [96, 96]
+    want = [direct_ce(model, tokens[s:t], tokens[t]) for s in range(32, 128, 32) for t in range(s + 1, s + 33)]
+    assert rows[1]['loss'] == pytest.approx(np.mean(want), abs=1e-5)
+
+
 @pytest.mark.parametrize('stride', [1, 8, 13, 24])
 def test_sliding_scores_every_token_once_with_its_window_context(stride):
     split, model = make_split(), tiny('alibi')
@@ -232,6 +248,70 @@ def test_ppl_reuse_takes_matching_rows_and_refuses_other_settings(tmp_path):
     assert [r.get('reused_from') for r in again] == [None, None] and [r['iters'] for r in again] == [400, 400]
 
 
+def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_path, monkeypatch, capsys):
+    """#59: progress on stderr (a line per batch once common.PROGRESS_SECONDS is 0: items done of all, a rate, the time
+    left), and the JSON rewritten after each row: a run stopped at its third length keeps the two before, which a
+    rerun with --reuse of that file takes as they are, ending where an unbroken run ends."""
+    data = save_split(tmp_path, make_split())
+    a = save_ckpt(tmp_path, tiny('alibi'), 'a')
+    base = cfg(ckpt=[a], data_dir=data, lengths=[1, 2, 4], n=6, batch_tokens=64, out_dir=str(tmp_path / 'r'))
+    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)
+    whole = ex.main(dict(base, name='whole'))['results']
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith('  a vanilla L_ex=')]
+    # 6 segments, 64 // L per batch: at 16 tokens 4 + 2, at 32 2 + 2 + 2, at 64 one at a time; the last one unsaid
+    said = [line.split(':')[1].split(',')[0] for line in lines]
+    assert said == [' 4/6 segments', ' 2/6 segments', ' 4/6 segments'] + [f' {k}/6 segments' for k in range(1, 6)]
+    assert all(re.search(r'segments, [\d,.]+/s, about [\d,]+ s left$', line) for line in lines), lines
+    calls, real = [], ex.last_token_losses
+
+    def stops_at_the_third(*args, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+    monkeypatch.setattr(ex, 'last_token_losses', stops_at_the_third)
+    with pytest.raises(KeyboardInterrupt):
+        ex.main(dict(base, name='cut'))
+    kept = json.loads((tmp_path / 'r' / 'cut.json').read_text())
+    assert kept['partial'] and [r['mult'] for r in kept['results']] == [1, 2]
+    with pytest.raises(ConfigError, match='is a run.s partial JSON; finish it first'):
+        ex.main(cfg(mode='merge', inputs=[str(tmp_path / 'r' / 'cut.json')], out_dir=str(tmp_path / 'm')))
+    monkeypatch.setattr(ex, 'last_token_losses', real)
+    again = ex.main(dict(base, name='cut', reuse=str(tmp_path / 'r' / 'cut.json')))['results']
+    assert [r.get('reused_from') is not None for r in again] == [True, True, False]
+    assert [r['loss'] for r in again] == [r['loss'] for r in whole]
+    assert 'partial' not in json.loads((tmp_path / 'r' / 'cut.json').read_text())
+    # a resumed run stopped again keeps the rows of its reuse file that it had not reached: b's 4x here
+    b = save_ckpt(tmp_path, tiny('t5'), 'b')
+    ex.main(dict(base, ckpt=[a, b], lengths=[4], name='two'))
+    calls.clear()
+    monkeypatch.setattr(ex, 'last_token_losses', stops_at_the_third)  # a at 1x, 2x scored, then b at 1x
+    with pytest.raises(KeyboardInterrupt):
+        ex.main(dict(base, ckpt=[a, b], name='two', reuse=str(tmp_path / 'r' / 'two.json')))
+    kept = json.loads((tmp_path / 'r' / 'two.json').read_text())['results']
+    assert sorted((r['ckpt'], r['mult']) for r in kept) == [('a', 1), ('a', 2), ('a', 4), ('b', 4)]
+
+
+def test_the_defaults_are_those_the_committed_tables_were_made_with():
+    """A default changed in DEFAULTS or VARIANT_DEFAULTS (LM-Infinite's n_starting = 10, say) silently changes what
+    `bash results.sh` makes again: each committed perplexity table recorded, for every setting its command leaves out,
+    today's default."""
+    keys, checked = ('n_starting', 'topk', 'topk_from_layer', 'max_tokens', 'offset', 'stride', 'seed', 'last_k',
+                     'base_len', 'protocol'), 0
+    for path in glob.glob(os.path.join(ROOT, 'results', '**', '*.json'), recursive=True):
+        with open(path) as f:
+            data = json.load(f)
+        command = data.get('command', '') if isinstance(data, dict) else ''
+        if not command.startswith('python extrapolate.py') or '--mode=merge' in command or 'n_starting' not in data.get(
+                'settings', {}):
+            continue
+        given = set(re.findall(r'--(\w+)=', command))
+        for key in (set(keys) - given) & set(data['settings']):  # (older tables recorded fewer)
+            assert data['settings'][key] == ex.DEFAULTS[key], (path, key)
+            checked += 1
+    assert checked > 100
+
+
 def test_reuse_keeps_runs_whose_folders_are_gone_and_adds_new_seeds(tmp_path):
     """A table grows by the seeds trained on this machine: runs the patterns name but whose folders are gone keep their
     rows (and so their place in the seed mean); a seed trained here is scored; a gap the file cannot fill is an error."""
@@ -300,6 +380,20 @@ def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
     with pytest.raises(ConfigError, match='other.json was made with other settings'):
         ex.main(cfg(mode='merge', inputs=[str(tmp_path / 'r' / 'plain.json'), str(tmp_path / 'r' / 'other.json')],
                     out_dir=str(tmp_path / 'r')))
+
+
+def test_the_variants_give_lm_infinite_its_mask_ceiling_and_top_k():
+    """LM-Infinite (paper 002, sec. 4, App. A): the first n_starting and the last L_tr tokens (the Λ mask), distances
+    capped at L_tr, the top-k middle tokens from layer h on; windowed: the last L_tr (or windowed_at) tokens; a
+    temperature per length, 1 at the lengths it does not name."""
+    specs = dict(evaluation.variants(cfg(windowed=True, topk=5, topk_from_layer=1, n_starting=4,
+                                         attn_temperature='2:0.9')))
+    lm_inf = 'LM-Inf(n_start=4,top5@layer>=1)'
+    assert list(specs) == ['vanilla', 'windowed@L_tr', lm_inf, 'tau(L)']
+    assert specs[lm_inf](16, 2.0) == dict(local=16, n_starting=4, ceiling=16, topk=5, topk_from_layer=1)
+    assert specs['vanilla'](16, 2.0) == {} and specs['windowed@L_tr'](16, 2.0) == dict(local=16)
+    assert [specs['tau(L)'](16, m) for m in (2.0, 4.0)] == [dict(attn_temperature=0.9), dict(attn_temperature=1.0)]
+    assert dict(evaluation.variants(cfg(windowed=True, windowed_at=8)))['windowed@8'](16, 1.0) == dict(local=8)
 
 
 def test_parse_temperature_per_length():
@@ -372,7 +466,15 @@ def test_position_loss_is_the_mean_over_segments_at_each_position(tmp_path, pe):
     (['--mode=bogus'], "mode='bogus'; allowed: ppl, position"),
     (['--protocol=overlap'], "protocol='overlap'; allowed: last_token, nonoverlap, sliding"),
     (['--lengths=1,two'], "config key 'lengths' in --lengths=1,two must be of type float"),
-    (['--lengths=1,-2'], "length multiple -2 x L_tr=16 gives -32 tokens"),
+    (['--lengths=1,-2'], "lengths: -2 is not a positive multiple of L_tr"),
+    (['--lengths=1,0.01'], "length multiple 0.01 x L_tr=16 gives 0 tokens"),
+    (['--split=nosuch'], "split='nosuch'; allowed: train, val, test"),
+    # the documents' own tokens (300, 40, 500, 10, 260) past 256 of context: 44 + 244 + 4; past 64: 236 + 436 + 196
+    (['--n=5000'], "holds 292 tokens with 256 tokens of context before them in their document (the longest L_ex of a); "
+                   "allowed n <= 292"),
+    (['--mode=position', '--n=5000', '--length=4'], "holds 868 tokens with 64 tokens of context"),
+    (['--rope_scaling=yarm'], "rope_scaling='yarm', rope_scale=4; allowed: pi, ntk"),
+    (['--device=gpu'], "device='gpu' is not one of auto, cpu"),
     (['--n=-1'], "n=-1 must be an integer >= 0"),
     (['--attn_temperature=hot'], "bad attn_temperature 'hot'"),
     (['--ckpt=no/such/run'], "no checkpoint at 'no/such/run'"),
@@ -381,7 +483,8 @@ def test_bad_input_names_the_bad_value(tmp_path, argv, message):
     data = save_split(tmp_path, make_split())
     path = save_ckpt(tmp_path, tiny(), 'a')
     with pytest.raises((ConfigError, FileNotFoundError)) as e:
-        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--n=2'] + argv))
+        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--n=2', f'--out_dir={tmp_path}']
+                             + argv))
     assert message in str(e.value)
 
 

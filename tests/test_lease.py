@@ -99,6 +99,28 @@ def test_a_step_out_of_time_is_kept_as_such_and_tried_again(tmp_path, monkeypatc
     assert lease.main(str(tmp_path), 'slow', 5, 'echo quick') == lease.DONE_BEFORE
 
 
+def test_a_step_killed_after_its_budget_is_a_timeout(tmp_path, monkeypatch):
+    """A step that ignores the TERM at its budget is killed 10 s later by `timeout -k`, which then exits 137 (coreutils:
+    128 + 9): out of time too. The command exits 137 itself here, so that the test need not wait out the 10 s."""
+    monkeypatch.delenv('LEASE_END', raising=False)
+    assert lease.main(str(tmp_path), 'killed', 5, 'echo started; exit 137') == 124
+    rec = json.load(open(tmp_path / 'killed.json'))
+    assert (rec['rc'], rec['status']) == (137, 'timeout') and 'started' in rec['output_tail']
+    assert lease.main(str(tmp_path), 'broken', 5, 'exit 3') == 1
+    assert json.load(open(tmp_path / 'broken.json'))['status'] == 'failed'
+
+
+def test_a_pytest_run_with_only_failures_ran_its_tests():
+    """Failing tests are a result: a summary of failures alone counts as a run (done, its target missed), and so does
+    one with failures and errors; errors alone are not."""
+    out = 'FAILED tests/test_attention.py::test_cuda_x[alibi] - AssertionError\n2 failed in 3.10s\n'
+    counts, met, done = lease.figures('python -m pytest -q tests/test_attention.py', out, 1)
+    assert (counts['passed'], counts['failed'], done) == (0, 2, True)
+    assert met == [('the CUDA-gated tests', '0 passed, 2 failed, 0 errors, 0 skipped', 'all pass', False)]
+    done = lease.figures('python -m pytest -q tests/x.py', '1 failed, 1 error in 1.00s\n', 1)[2]
+    assert done and not lease.figures('python -m pytest -q tests/x.py', '1 error in 1.00s\n', 2)[2]
+
+
 def test_pytest_counts_and_failures_are_read_from_its_summary():
     out = ('FAILED tests/test_attention.py::test_cuda_x[alibi] - AssertionError\n'
            'SKIPPED [3] tests/test_pretrained.py:208: needs a CUDA GPU\n'

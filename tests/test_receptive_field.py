@@ -76,6 +76,9 @@ def test_erf_tokens_on_hand_values():
     s = np.array([0.0, 0.005, 0.015, 0.08, 0.9])
     assert evaluation.erf_tokens(s) == 3          # the last 3 tokens hold 0.995 > 0.99, the last 2 only 0.98
     assert evaluation.erf_tokens(np.array([0.5, 0.5])) == 2
+    # regular_lang.py's 90%: the last token holds 0.9, not more; the last two 0.98
+    assert evaluation.erf_tokens(s, 0.9) == 2 and evaluation.erf_tokens(s, 0.85) == 1
+    assert evaluation.erf_tokens(np.array([0.1, 0.2, 0.3])) == 3  # no tail holds the mass: the whole input
 
 
 @pytest.mark.parametrize('C, T', [(2, 40), (3, 30)])

@@ -5,7 +5,7 @@ import torch
 
 import helpers
 from model import GPT, GPTConfig, KVCache
-from lexgpt.rope_scaling import frequencies as rope_frequencies
+from lexgpt.rope_scaling import frequencies as rope_frequencies, over_checkpoint
 
 transformers = pytest.importorskip('transformers')
 from transformers import LlamaConfig  # noqa: E402
@@ -121,3 +121,24 @@ def test_dynamic_ntk_decoding_keeps_the_rotation_each_key_was_cached_with():
     assert torch.allclose(cache.k[0], want, atol=1e-5)
     _, full = apply_rotary_pos_emb(k, k, *LlamaRotaryEmbedding(rot.config)(k, torch.arange(P + steps)[None]))
     assert not torch.allclose(cache.k[0][:, :, :P], full[:, :, :P], atol=1e-3)  # the prompt's base was P's
+
+
+def test_ntk_turns_the_slowest_pair_s_times_slower_and_the_fastest_as_before():
+    """NTK-aware scaling (bloc97; YaRN paper sec. 3.1): base' = base s^(D/(D-2)), so that the last pair, at
+    base^(-(D-2)/D), turns s times slower and the first, at 1, as before. transformers has no static NTK to compare."""
+    for D, base, s in GRID:
+        plain = rope_frequencies(ours(D, base), D)[0].double()
+        ntk = rope_frequencies(ours(D, base, rope_scaling='ntk', rope_scale=s), D)[0].double()
+        assert ntk[0] == plain[0] == 1.0
+        assert ntk[-1] == pytest.approx(plain[-1] / s, rel=1e-5)
+
+
+def test_an_extension_over_a_checkpoint_counts_from_the_length_it_was_trained_on():
+    """rope_scaling.over_checkpoint: an extension asked for at evaluation replaces the checkpoint's whole and counts
+    from the checkpoint's own training length, not from a block_size given with it; one already set stays."""
+    trained = dict(block_size=256, rope_base=1e4, rope_scaling='pi', rope_scale=2.0, rope_beta_fast=8.0)
+    got = over_checkpoint(trained, dict(rope_scaling='yarn', rope_scale=4.0, block_size=1024))
+    assert (got['rope_original_len'], got['block_size'], got['rope_scale']) == (256, 1024, 4.0)
+    assert 'rope_beta_fast' not in got  # the old extension's settings go with it
+    assert over_checkpoint(dict(trained, rope_original_len=128), dict(rope_scaling='ntk'))['rope_original_len'] == 128
+    assert over_checkpoint(dict(block_size=256), dict(rope_scale=3.0)) == dict(block_size=256, rope_scale=3.0)

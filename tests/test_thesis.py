@@ -112,6 +112,10 @@ def test_tables_from_synthetic_jsons(evals):
     assert 4 not in t33['alibi'][1.0]['seeds'] and any('iteration 1400' in n for n in data['notes'])
     assert t33['t5'][1.0]['p'] is None and t33['t5'][1.0]['mark'] == ''
     assert data['sections']['t3_3']['long']['alibi'][16.0]['n'] == 1  # the longer-training group
+    # seed 0's 16x / 1x: 1 (flat) at 3,200 iterations, 1 - 0.04 at 12,800: no change of direction
+    assert data['sections']['t3_3']['long_verdicts'][0] == dict(
+        claim='ALiBi: 1x → 16x of seed 0 after 4x the training', thesis='not in the thesis',
+        ours='16x / 1x = 1.000 at 3200 iterations, 0.960 at 12800', verdict='same direction')
     v = {x['claim']: x['verdict'] for x in data['sections']['t3_3']['verdicts']}
     assert v['KERPLE-log: lower perplexity at 16x than at 1x'].startswith('holds (significant')
     assert v['KERPLE-log beats ALiBi at every length'].startswith('holds')
@@ -173,6 +177,47 @@ def test_mid_scale_rows_beside_the_tiny_ones(evals):
     assert '|  | ours, 25M | 2.350 ± 0.212 (2) |' in page  # T5: n = 2, no mark
     assert 'segments: 512, 256, 128, 64, 32 at 1-16 L_tr, 262,144 tokens' in page  # the 25M runs' own n
     assert 'tested against the method from 3 seed pairs on' in page
+
+
+def test_the_page_reads_back_its_verdicts_and_marks(tmp_path):
+    """#59: what a reader reads, from README.md, on data whose answers are known. KERPLE-log is 3.00, 3.01, 3.02 (seeds
+    0-2) at every length. ALiBi is above it at every length, by +0.05, -0.03, +0.02 at 1x and 2x (a mean of +0.013,
+    p = 0.63: not significant) and by 0.30, 0.31, 0.32 at 4x-16x (p = 0.0003): lower in the means at all 5, significant
+    at 3. RoPE is below it at 1x by 0.20, 0.21, 0.19 (2.80, 2.80, 2.83: significant, a star) and above by 0.5 from 2x
+    on (daggers)."""
+    kerple = {(s, m): 3.0 + 0.01 * s for s in range(3) for m in thesis.MULTS}
+    near, far, below = (0.05, -0.03, 0.02), (0.30, 0.31, 0.32), (-0.20, -0.21, -0.19)
+    alibi = {(s, m): v + (near if m < 4 else far)[s] for (s, m), v in kerple.items()}
+    rope = {(s, m): v + (below[s] if m == 1 else 0.5 + 0.01 * s) for (s, m), v in kerple.items()}
+    setup = {'kerple_log-s0': dict(offset=0, n_tokens=4096)}
+    for pe, grid_ in (('kerple_log', kerple), ('alibi', alibi), ('rope', rope)):
+        write_eval(tmp_path / 'eval', f'nonoverlap_{pe}', rows(pe, grid_), setup)
+    write_runs(tmp_path)  # and no Table 6.1 JSON
+    thesis.main(dict(thesis.DEFAULTS, eval_dir=str(tmp_path / 'eval'), lm_dir=str(tmp_path / 'lm'),
+                     regular=str(tmp_path / 'none.json'), out_dir=str(tmp_path / 'out')))
+    page = ((tmp_path / 'out' / 'README.md').read_text() + (tmp_path / 'out' / 'regular.md').read_text()).splitlines()
+    bullet = lambda claim: next(line for line in page if line.startswith(f'- {claim}. '))
+    assert bullet('KERPLE-log beats ALiBi at every length').endswith(
+        'Ours: KERPLE-log lower at 5 of 5 lengths; significantly better at 4x, 8x, 16x, worse at none. '
+        '**holds in the means, significant at 3 of 5 lengths**')
+    assert bullet('KERPLE-log beats RoPE at every length').endswith(
+        'Ours: KERPLE-log lower at 4 of 5 lengths; significantly better at 2x, 4x, 8x, 16x, worse at 1x. '
+        '**does not hold (significantly worse at 1x)**')
+    # ALiBi from 1x to 16x: 3.023 -> 3.320, +9.8%, significant (each seed's 16x - 1x: 0.25, 0.34, 0.30)
+    assert bullet('ALiBi: lower perplexity at 16x than at 1x').split('Ours: ')[1].startswith(
+        '3.023 → 3.320 at 16x (+9.8%, 3 seed(s)). **does not hold (significant, p = ')
+    assert bullet('Sandwich beats ALiBi at every L_ex > L_tr') == (
+        '- Sandwich beats ALiBi at every L_ex > L_tr. Thesis: line 1377. Ours: Sandwich lower at 0 of 0 lengths; '
+        'significantly better at none, worse at none. **no data yet**')
+    assert bullet('Table 6.1') == f"- Table 6.1. Thesis: -. Ours: no {tmp_path / 'none.json'} (bash results.sh " \
+        "regular). **no data**"
+    assert bullet('KERPLE-log beats Sinusoidal at every length').endswith(
+        'Ours: KERPLE-log lower at 0 of 0 lengths; significantly better at none, worse at none. **no data yet**')
+    # the table's cells: mean ± sample std, the mark, the seeds (ALiBi at 1x: 3.05, 2.98, 3.04; at 4x: 3.30-3.34)
+    near_cell, far_cell = '3.023 ± 0.038 (3)', f'3.320 ± 0.020{thesis.DAGGER} (3)'
+    assert f"| ALiBi | ours | {near_cell} | {near_cell} | {far_cell} | {far_cell} | {far_cell} |" in page
+    assert f"| RoPE | ours | 2.810 ± 0.017{thesis.STAR} (3) | 3.520 ± 0.020{thesis.DAGGER} (3) |" in ' '.join(page)
+    assert '| KERPLE-log | ours | 3.010 ± 0.010 (3) |' in ' '.join(page)  # the method itself has no mark
 
 
 def test_bad_input_is_one_line(tmp_path, evals):
