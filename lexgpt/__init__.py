@@ -8,6 +8,7 @@
   streaming.py      one long text through a bounded KV cache (extrapolate.py --protocol=stream)
   loading.py        what a --ckpt name is (train.py checkpoint, alias, GGUF, folder, hub name), decided once; tokenizers
   pretrained.py     pretrained families (Llama, Mistral, Qwen2, SmolLM, GPT-NeoX, GPT-2, Gemma 3) into model.GPT
+  aliases.py        the offline aliases smollm2 and gemma3: GGUF files that pip packages ship (Gemma 3's joined once)
   gguf_reader.py    llama.cpp's GGUF files: metadata, dequantised tensors, tokenizers
   rope_scaling.py   RoPE's extensions (PI, NTK, dynamic NTK, YaRN, Llama 3): the frequencies per layer
   routes.py         the fast attention routes, each equal to model.attention_reference, and the dispatcher

@@ -11,6 +11,7 @@ from collections import namedtuple
 
 import torch
 
+from lexgpt import aliases
 from lexgpt import pretrained
 from lexgpt import rope_scaling
 from lexgpt.common import on_device
@@ -34,7 +35,7 @@ def ckpt_kind(name):
     one), 'alias' (smollm2: a file a package ships), 'gguf', 'folder' (a Hugging Face folder: config.json and
     safetensors) or 'hub' (a hub name: org/name, or a bare name such as gpt2, that is no file or folder here)."""
     name = str(name)
-    if name in pretrained.ALIASES:
+    if name in aliases.ALIASES:
         return 'alias'
     if name.endswith('.gguf'):
         return 'gguf'
@@ -47,7 +48,8 @@ def ckpt_kind(name):
 
 def get_tokenizer(name):
     """encode: str -> list of ids; decode: ids -> str. sep_ids end a BiPE segment ('.' and newline). bytes and gpt2
-    (tiktoken's BPE) are the corpora's own; any other name is a pretrained model's (ckpt_kind), whose tokenizer it gives."""
+    (tiktoken's BPE) are the corpora's own; any other name is a pretrained model's (ckpt_kind), whose tokenizer it
+    gives."""
     what = ckpt_kind(name) if name not in TOKENIZERS else 'tokenizer'
     if what in PRETRAINED and (what != 'hub' or '/' in name):
         return Tokenizer(**pretrained.tokenizer(name))  # a bare word is no model here: a typo of bytes or gpt2
@@ -126,7 +128,8 @@ def load_trained(path, **overrides):
     args = rope_scaling.over_checkpoint(ckpt['model_args'], overrides)
     unknown = sorted(set(args) - set(GPTConfig.__dataclass_fields__))
     if unknown:
-        raise ConfigError(f"checkpoint {checkpoint_file(path)} has model settings this model.py does not know: {unknown}")
+        raise ConfigError(f"checkpoint {checkpoint_file(path)} has model settings this model.py does not know: "
+                          f"{unknown}")
     if 'bipe_sep_ids' in args:
         args['bipe_sep_ids'] = tuple(args['bipe_sep_ids'])
     model = make_model(GPTConfig(**args))
@@ -205,7 +208,8 @@ def load_runs(patterns, label='', empty_ok=False, device='cpu', dtype='float32',
     if not patterns:
         raise ConfigError("ckpt is empty: give checkpoint files or out/<run> folders, e.g. --ckpt=out/tiny-alibi")
     if not runs and not empty_ok:
-        raise ConfigError(f"every run that ckpt={','.join(patterns)} matches is still training; name one without a wildcard")
+        raise ConfigError(f"every run that ckpt={','.join(patterns)} matches is still training; "
+                          f"name one without a wildcard")
     seen = {}
     for r in runs:
         seen[r.name] = seen.get(r.name, 0) + 1

