@@ -40,10 +40,10 @@ from lexgpt.streaming import check_stream, stream, stream_reuse
 DEFAULTS = dict(
     mode='ppl',                 # ppl: perplexity vs length | position: loss at each position vs windowed@L_tr |
                                 # merge: one table and plot from several ppl JSONs made with the same settings
-    ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s*'); -s<seed> runs are grouped
+    ckpt=[],                    # checkpoint files, out/<run> folders, globs ('out/lm/*-s*'); -s<seed> runs are grouped
     lengths=[1.0, 2.0, 4.0, 8.0, 16.0],  # ppl: evaluation lengths, multiples of L_tr (or of base_len)
     base_len=0,                 # ppl: >0: lengths are multiples of this many tokens for every run (0: its L_tr)
-    rope_scaling='',            # evaluate with a RoPE extension not trained with: pi | ntk | dynamic | yarn | llama3 ...
+    rope_scaling='',            # evaluate with a RoPE extension not trained with: pi | ntk | dynamic | yarn | llama3
     rope_scale=4.0,             # ... at this factor s (the runs are labelled +<scaling><s>)
     inputs=[],                  # merge: the ppl JSON files
     length=8.0,                 # position: L_ex, a multiple of L_tr
@@ -56,7 +56,8 @@ DEFAULTS = dict(
     tokens=1000000,             # stream: targets scored, the split's documents joined, then train beyond it
     cache_window=None,          # stream: the last tokens each token sees besides the n_starting first (None: L_tr)
     chunk=256,                  # stream: tokens per forward pass through the bounded cache
-    stream_rows=['sinks', 'no_sinks', 'windows'],  # stream: S = n_starting | S = 0 | windows of cache_window from scratch
+    # stream: S = n_starting | S = 0 | windows of cache_window from scratch
+    stream_rows=['sinks', 'no_sinks', 'windows'],
     reuse='',                   # ppl: a previous JSON with the same settings; its rows (run, variant, length) are kept,
                                 # and those of runs that ckpt names but whose folders are gone
     smooth=0,                   # position: moving-average width of the plot (0: L_tr / 8)
@@ -68,9 +69,7 @@ DEFAULTS = dict(
     threads=0,                  # torch CPU threads (0: torch's default)
     out_dir='',                 # '' means out/<mode> (out/stream for the stream); results.sh names results/...
     name='',                    # output file stem ('' means ppl_<protocol> or position)
-    **VARIANT_DEFAULTS,
-    **BOS_DEFAULTS,
-    **EVAL_DEVICE,
+    **VARIANT_DEFAULTS, **BOS_DEFAULTS, **EVAL_DEVICE,
 )
 MODES = ('ppl', 'position', 'merge')
 PROTOCOLS = ('last_token', 'nonoverlap', 'sliding', 'stream')
@@ -89,7 +88,8 @@ def scored_span(cfg, split, r, L_max):
     if cfg['protocol'] == 'last_token':
         shortest = ex_len(min(cfg['lengths']), unit(cfg, r))
         if cfg['last_k'] > shortest:
-            raise ConfigError(f"last_k={cfg['last_k']} exceeds the shortest L_ex={shortest} of {r.name}; allowed 1..{shortest}")
+            raise ConfigError(f"last_k={cfg['last_k']} exceeds the shortest L_ex={shortest} of {r.name}; "
+                              f"allowed 1..{shortest}")
         if cfg.get('n_asked'):  # an n given is scored or refused; the default 1000 takes what the split holds
             check_n(split, L_max, cfg['n'], f"the longest L_ex of {r.name}")
         # one seed for every run: runs with equal L_tr score the same tokens (a paired comparison)
@@ -137,7 +137,8 @@ def group_summary(groups, specs, lengths, rows):
 
 
 def read_ppl_json(path, key):
-    """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing key)."""
+    """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing
+    key)."""
     data = read_json(path, key)
     fields = ('command', 'protocol', 'bits_unit', 'settings', 'lengths', 'L_tr', 'description', 'results', 'groups')
     rows_ok = isinstance(data, dict) and isinstance(data.get('results'), list) and all(
@@ -184,7 +185,8 @@ class Reuse:
             gone = [n for n in names if fnmatch.fnmatchcase(n[:len(n) - len(label)], stem)
                     and not os.path.exists(os.path.join(parent, n[:len(n) - len(label)]))]
             for n in gone:
-                print(f"note: {os.path.join(parent, n[:len(n) - len(label)])} is not here: its rows are kept from {self.path}")
+                print(f"note: {os.path.join(parent, n[:len(n) - len(label)])} is not here: "
+                      f"its rows are kept from {self.path}")
                 names.pop(n)
             self.kept += [dict(r, reused_from=self.path) for r in results if r['ckpt'] in gone]
             if not gone or glob.glob(p):  # something to load, or nothing kept (load_runs says what is missing)
@@ -217,7 +219,8 @@ def score_runs(cfg, runs, split, specs, settings, reuse, keep):
     for r in runs:
         ends = spans[r.name]
         if (cfg['lm_infinite'] or cfg['topk']) and not {'rotary', 'bias', 'weight'} & set(r.model.pe.kinds):
-            print(f"note: {r.name} (pe={r.pe}) has no relative encoding: LM-Infinite's distance ceiling does nothing there")
+            print(f"note: {r.name} (pe={r.pe}) has no relative encoding: "
+                  "LM-Infinite's distance ceiling does nothing there")
         for label, kw in specs:
             for m in cfg['lengths']:
                 L = ex_len(m, unit(cfg, r))
@@ -226,7 +229,8 @@ def score_runs(cfg, runs, split, specs, settings, reuse, keep):
                     rows.append(done)
                     print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {reuse.path}")
                     continue
-                row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m, L_ex=L)
+                row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m,
+                           L_ex=L)
                 try:
                     with r.model.attention(**kw(r.L_tr, m)), Meter() as meter:
                         losses = losses_at(cfg, split, r, ends, setup[r.name], L, settings['bos'],
@@ -265,7 +269,8 @@ def ppl(cfg, runs, split, specs, reuse):
     lengths = cfg['lengths']
     kept = [k for k in reuse.kept if k['variant'] in dict(specs) and k['mult'] in lengths]
     rank = pattern_rank(cfg['ckpt'], extension(cfg)[0])
-    found = [(r.name, r.group, r.L_tr) for r in runs] + list(dict.fromkeys((k['ckpt'], k['group'], k['L_tr']) for k in kept))
+    kept_runs = dict.fromkeys((k['ckpt'], k['group'], k['L_tr']) for k in kept)  # each run once, in their order
+    found = [(r.name, r.group, r.L_tr) for r in runs] + list(kept_runs)
     groups, L_tr = {}, {}
     for name, group, L in sorted(found, key=lambda f: (rank(f[0]), f[0])):
         groups.setdefault(group, []).append(name)
@@ -297,8 +302,8 @@ def ppl(cfg, runs, split, specs, reuse):
         desc = ('non-overlapping segments (thesis Table 3.3)' if cfg['protocol'] == 'nonoverlap' else
                 f"sliding windows with stride {cfg['stride'] or 'L_tr'}, each token scored once")
         desc += f" over {first['n_tokens']} tokens of {settings['split']} from offset {cfg['offset']}"
-    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit,
-                lengths=lengths, settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
+    data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit, lengths=lengths,
+                settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
                 results=rows, groups=summary)
     report(cfg, data, cfg['out_dir'])
     return dict(results=rows, groups=summary)
@@ -323,7 +328,8 @@ def report(cfg, data, out_dir):
     # one row per run or group and variant, one column per length: many models stay readable
     header = ['model'] + [f'{m:g} x {base}' if base else f'{m:g} L_tr' for m in lengths]
     ppl_rows = [[colname(g, lab)] + [cell(at[(g, lab, m)]) for m in lengths] for g, lab in cols]
-    cost = lambda s: f"{s['seconds_mean']:.1f} s / {s['peak_rss_mb_max']:.0f} MB" if s['seconds_mean'] is not None else 'n/a'
+    cost = lambda s: (f"{s['seconds_mean']:.1f} s / {s['peak_rss_mb_max']:.0f} MB" if s['seconds_mean'] is not None
+                      else 'n/a')
     cost_rows = [[colname(g, lab)] + [cost(at[(g, lab, m)]) for m in lengths] for g, lab in cols]
     seeds = any(not s['single'] for s in summary)
     md = (f"Perplexity ({data['bits_unit']} in brackets) vs evaluation length; {data['description']}"
@@ -360,7 +366,8 @@ def report(cfg, data, out_dir):
 def merge(cfg):
     """One table and plot from several ppl JSONs made with the same settings (each perhaps with its own overrides)."""
     if not cfg['inputs']:
-        raise ConfigError("mode=merge needs inputs=<ppl JSON files>, e.g. --inputs=results/ppl/a.json,results/ppl/b.json")
+        raise ConfigError("mode=merge needs inputs=<ppl JSON files>, "
+                          "e.g. --inputs=results/ppl/a.json,results/ppl/b.json")
     parts = []
     for path in cfg['inputs']:
         if not os.path.isfile(path):
@@ -433,8 +440,8 @@ def position(cfg, runs, split, specs):
         if a.get_legend_handles_labels()[0]:
             a.legend(fontsize=7)
     fig.tight_layout()
-    md = ("Position-wise perplexity (thesis Figs. 3.5/3.7): exp of the mean loss over segments at positions below L_tr, "
-          "from L_tr on, and over all positions.\n\n"
+    md = ("Position-wise perplexity (thesis Figs. 3.5/3.7): exp of the mean loss over segments at positions below "
+          "L_tr, from L_tr on, and over all positions.\n\n"
           + md_table(['checkpoint', 'attention', 'L_ex', 'PPL pos < L_tr', 'PPL pos >= L_tr', 'PPL all'], md_rows))
     print('\n' + md)
     data = dict(split=split.name, settings=dict(bos=bos), results=out)
@@ -445,8 +452,8 @@ def position(cfg, runs, split, specs):
 def output_folder(cfg):
     """--out_dir, else out/ppl, out/stream or out/position: the one place the default is decided (only results.sh
     writes under results/, naming --out_dir)."""
-    stream = cfg['protocol'] == 'stream' and cfg['mode'] == 'ppl'
-    return cfg['out_dir'] or os.path.join('out', 'stream' if stream else 'position' if cfg['mode'] == 'position' else 'ppl')
+    folder = 'stream' if cfg['protocol'] == 'stream' and cfg['mode'] == 'ppl' else 'ppl'
+    return cfg['out_dir'] or os.path.join('out', 'position' if cfg['mode'] == 'position' else folder)
 
 
 def main(cfg):

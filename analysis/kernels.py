@@ -3,8 +3,8 @@ The distance kernels of relative positional encodings (thesis ch. 3): each head'
 the multiplicative kernels) against the distance d, and the effective length of each bias kernel (thesis 3.7.5),
 counted over kernels as in Fig. 3.6.
 
-  python kernels.py --ckpt=out/tiny-alibi,out/tiny-kerple_log,out/tiny-t5
-  python kernels.py --ckpt=out/regular --length=4      # RegularGPT: its bias at every depth of a 4 L_tr input
+  python -m analysis.kernels --ckpt=out/tiny-alibi,out/tiny-kerple_log,out/tiny-t5
+  python -m analysis.kernels --ckpt=out/regular --length=4      # RegularGPT: its bias at every depth of a 4 L_tr input
 
 Layers whose tables are identical (KERPLE-family kernels shared across layers, T5's table, ALiBi and Sandwich without
 parameters) are shown and counted once, as 'all layers': a shared H-head kernel gives H effective lengths, while a

@@ -4,8 +4,9 @@ each token is, because a causal average over m tokens shrinks with m. Two checks
 the variance of layer 0's attention output against Lemma 2.3 (d^2 sigma^4 / m), and a probe that reads each token's
 absolute position from the hidden states at every depth (thesis 2.2, Fig. 2.2).
 
-  python nope.py                                        # the thesis' d = 768, H = 12, L = 512 and a 1000-step probe
-  python nope.py --sigmas=0.02 --probe_steps=300        # quicker
+  # the thesis' d = 768, H = 12, L = 512 and a 1000-step probe
+  python -m analysis.nope
+  python -m analysis.nope --sigmas=0.02 --probe_steps=300        # quicker
 
 Writes <out_dir>/<name>.json, .md and .png.
 """

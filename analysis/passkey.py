@@ -3,9 +3,10 @@ Synthetic passkey retrieval (Mohtashami & Jaggi 2023; LM-Infinite 5.2; thesis 5.
 depth of a long filler text, asked for at the end. Scored by teacher forcing, which equals greedy decoding: a key
 counts as found when every one of its tokens is the model's top choice given the correct ones before it.
 
-  python passkey.py --ckpt=out/tiny-alibi --lengths=0.5,1,2,4
-  python passkey.py --ckpt=out/tiny-rope --lengths=1,4 --lm_infinite=True --style=text
-  python passkey.py --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True   # a pretrained model
+  python -m analysis.passkey --ckpt=out/tiny-alibi --lengths=0.5,1,2,4
+  python -m analysis.passkey --ckpt=out/tiny-rope --lengths=1,4 --lm_infinite=True --style=text
+  # a pretrained model
+  python -m analysis.passkey --ckpt=smollm2 --lengths=0.25,2 --depths=0.5 --n=1 --lm_infinite=True
 
 Lengths are multiples of each checkpoint's training length L_tr; depth 0 puts the key right after the intro, depth 1
 right before the question. Attention variants add panels next to the vanilla model. Writes <out_dir>/<name>.json,
@@ -32,7 +33,8 @@ DEFAULTS = dict(
     batch_tokens=16384,         # tokens per forward pass (at least one prompt)
     digits=5,                   # digits per key
     style='code',               # code | text: the filler and the question
-    rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3 (runs named +<scaling><s>)
+    rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3
+                                # (runs named +<scaling><s>)
     rope_scale=4.0,             # ... at this factor s
     regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
     seed=1337,
@@ -167,7 +169,8 @@ def payload(cfg, keys, results, bos=None):
 
 def grids(cells, lengths, depths):
     """-> (accuracy, mean log-prob), each a (length, depth) array."""
-    pick = lambda key: np.array([[c[key] for c in cells if c['mult'] == m] for m in lengths]).reshape(len(lengths), len(depths))
+    shape = (len(lengths), len(depths))
+    pick = lambda key: np.array([[c[key] for c in cells if c['mult'] == m] for m in lengths]).reshape(shape)
     return pick('accuracy'), pick('mean_logprob')
 
 

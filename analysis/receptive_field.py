@@ -3,8 +3,8 @@ The receptive field of a language model at L_ex (thesis ch. 4, 4.5.1): how the g
 spreads over the input embeddings. c_m, the cumulative normalised gradient, is the share of it on tokens m..L_ex;
 the empirical receptive field (ERF) is the fewest most recent tokens that hold 99% of it.
 
-  python receptive_field.py --ckpt=out/tiny-alibi,out/tiny-rope --length=4
-  python receptive_field.py --ckpt=out/tiny-rope --length=4 --lm_infinite=True --windowed=True
+  python -m analysis.receptive_field --ckpt=out/tiny-alibi,out/tiny-rope --length=4
+  python -m analysis.receptive_field --ckpt=out/tiny-rope --length=4 --lm_infinite=True --windowed=True
 
 Lengths are multiples of each checkpoint's training length L_tr. Attention variants (windowed, lm_infinite, topk,
 temperature) add curves next to the vanilla model. Writes <out_dir>/<name>.json, .md and .png.
@@ -137,8 +137,8 @@ def main(cfg):
     if cfg['threads'] > 0:
         torch.set_num_threads(cfg['threads'])
     specs, (label, extend) = variants(cfg), extension(cfg)  # extend_layers: the layers windowed, lm_infinite reach
-    runs = load_runs(cfg['ckpt'], label=label, regular_impl=cfg['regular_impl'], device=cfg['device'], dtype=cfg['dtype'],
-                     **extend)
+    runs = load_runs(cfg['ckpt'], label=label, regular_impl=cfg['regular_impl'], device=cfg['device'],
+                     dtype=cfg['dtype'], **extend)
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
     for r in runs:  # every run's n before the first is measured
         check_n(split, ex_len(cfg['length'], r.L_tr), cfg['n'], f"L_ex of {r.name}")

@@ -3,8 +3,8 @@ Dispersed attention and the softmax temperature that undoes it (thesis ch. 5): t
 and entropy H of attention rows at L_tr and at each L_ex (Table 5.1), the temperature that aligns them (Algorithm 1,
 a grid search over 1.0..0.5), the closed forms of Propositions 5.1/5.2 and the length rule log_{L_ex} L_tr.
 
-  python temperature.py --ckpt=out/tiny-t5 --lengths=2,4,8,16
-  python temperature.py --ckpt=out/tiny-alibi --rows=last     # only the last row of every segment
+  python -m analysis.temperature --ckpt=out/tiny-t5 --lengths=2,4,8,16
+  python -m analysis.temperature --ckpt=out/tiny-alibi --rows=last     # only the last row of every segment
 
 Thesis 5.4 averages over an encoder's rows, each of which sees all L keys. A causal row m sees m + 1 keys, so at
 L_ex the share of short, peaked rows changes and the statistics would drift even for a model that does not change;
@@ -139,7 +139,8 @@ def layer0_last_row_logits(model, idx):
     cfg, pe = model.config, model.pe
     pos, _ = pe.positions(idx, 0, None)
     block, hd = model.transformer.h[0], cfg.head_size
-    q, k, _ = block.attn.project(block.ln_1(model.embed(idx, pos)), pe, 0, pos)  # QK-norm, scale, rotation as the model's
+    # QK-norm, scale, rotation as the model's
+    q, k, _ = block.attn.project(block.ln_1(model.embed(idx, pos)), pe, 0, pos)
     k, = routes.repeat_kv(q, k)
     att = (q[:, :, -1:] @ k.transpose(-2, -1))[:, :, 0].float()     # [B, H, T]
     d = (pos.rel[:, -1:] - pos.rel).long()                          # [B, T] distance from the last query
@@ -204,7 +205,8 @@ def analyse(r, cfg, split, bos=None):
         print(f"{r.name}: L_ex={L} ({m:g}x): P_max {p['all_tau1']['pmax']:.4f} entropy {p['all_tau1']['entropy']:.4f} "
               f"-> Alg.1 tau(P_max)={p['tau_pmax']} tau(H)={p['tau_entropy']}; "
               f"Prop 5.1 {prop51_text(p['tau_prop51'], L_tr, L, pmax_tr0, sig_tr, sig_ex)}, "
-              f"Prop 5.2 {p['tau_prop52']:.3f}, log rule {p['tau_length_rule']:.3f} ({meter.seconds:.1f} s)", flush=True)
+              f"Prop 5.2 {p['tau_prop52']:.3f}, log rule {p['tau_length_rule']:.3f} ({meter.seconds:.1f} s)",
+              flush=True)
     # dense closed-form curves: only layer 0's last row is needed, which is cheap
     curves = []
     for k in range(int(4 * math.log2(max(Ls) / L_tr)) + 1):

@@ -165,8 +165,9 @@ VARIANT_DEFAULTS = dict(
     topk_from_layer=5,          # top-k only in layers >= this one, 0-based (the paper's h = 5 on Llama-2)
     attn_temperature='',        # attention's softmax temperature (thesis ch. 5): '0.9', or per multiple '2:0.95,4:0.9'
     no_vanilla=False,           # leave out the unmodified model
-    extend_layers='',           # the layers that rope_scaling, windowed and lm_infinite reach: all | global | local (a
-                                # window of its own: Gemma 3's sliding layers) | '' (the checkpoint's; all unless it says)
+    extend_layers='',           # the layers that rope_scaling, windowed and lm_infinite reach: all | global |
+                                # local (a window of its own: Gemma 3's sliding layers) |
+                                # '' (the checkpoint's; all unless it says)
 )
 
 
@@ -202,7 +203,8 @@ def variants(cfg):
         label = f'tau={taus[None]}' if list(taus) == [None] else 'tau(L)'
         out.append((label, lambda L_tr, m: dict(attn_temperature=taus.get(m, taus.get(None, 1.0)))))
     if not out:
-        raise ConfigError("no_vanilla=True leaves nothing to evaluate; add windowed, lm_infinite, topk or attn_temperature")
+        raise ConfigError("no_vanilla=True leaves nothing to evaluate; "
+                          "add windowed, lm_infinite, topk or attn_temperature")
     return out
 
 
@@ -289,6 +291,7 @@ def cumulative_from_end(s):
 
 
 def erf_tokens(s, mass=ERF_MASS):
-    """ERF counted from the end: the smallest number r of most recent tokens whose normalised gradient exceeds `mass`."""
+    """ERF counted from the end: the smallest number r of most recent tokens whose normalised gradient exceeds
+    `mass`."""
     tail = np.cumsum(s[::-1])
     return int(np.argmax(tail > mass) + 1) if tail[-1] > mass else len(s)

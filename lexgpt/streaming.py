@@ -98,10 +98,10 @@ def stream_row(cfg, r, parts, row, edges, bos=None):
             progress.done(len(losses), f"perplexity so far {math.exp(loss.sum() / at):.3f}")
     cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
     mean, n = loss.sum() / at, np.diff(edges)
-    out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S, W=cache_window,
-               chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean), ppl_by_bucket=np.exp(loss / n).tolist(),
-               tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu, tokens_per_s_by_bucket=(n / secs).tolist(),
-               memory_method=meter.method, **meter.record())
+    out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S,
+               W=cache_window, chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean),
+               ppl_by_bucket=np.exp(loss / n).tolist(), tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu,
+               tokens_per_s_by_bucket=(n / secs).tolist(), memory_method=meter.method, **meter.record())
     print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out['ppl']):>8} over {at} tokens, last bucket "
           f"{fmt_ppl(out['ppl_by_bucket'][-1])}, {out['tokens_per_s']:,.0f} tokens/s ({at / cpu:,.0f} per CPU s), "
           f"peak RSS {meter.peak_mb:.0f} MB", flush=True)
@@ -152,7 +152,8 @@ def stream(cfg, runs, old=None):
         old['settings'] = dict(old['settings'], cache_window=old['settings'].get('cache_window') or None,
                                bos=old['settings'].get('bos'))
     if old and old.get('settings') != settings:
-        raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, this run has {settings}")
+        raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, "
+                          f"this run has {settings}")
     names = {r.name: r for r in runs}
     # rows of the reuse file are kept for runs not named here and taken for those at the same training iteration
     done = {(o['ckpt'], o['row']): o for o in (old or {}).get('results', [])

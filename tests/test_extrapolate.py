@@ -196,8 +196,8 @@ def test_ppl_end_to_end(tmp_path):
     assert got == pytest.approx(want, abs=1e-5)
     md = (out / 'ppl_last_token.md').read_text()
     assert '| model | 1 L_tr | 2 L_tr | 4 L_tr |' in md
-    assert [line.split(' |')[0][2:] for line in md.splitlines()[4:7]] == ['tiny-alibi', 'tiny-alibi [LM-Inf(n_start=2)]',
-                                                                          'tiny-rope']
+    names = [line.split(' |')[0][2:] for line in md.splitlines()[4:7]]
+    assert names == ['tiny-alibi', 'tiny-alibi [LM-Inf(n_start=2)]', 'tiny-rope']
     assert '±' not in md  # single runs show as they are
 
 
@@ -313,8 +313,9 @@ def test_the_defaults_are_those_the_committed_tables_were_made_with():
 
 
 def test_reuse_keeps_runs_whose_folders_are_gone_and_adds_new_seeds(tmp_path):
-    """A table grows by the seeds trained on this machine: runs the patterns name but whose folders are gone keep their
-    rows (and so their place in the seed mean); a seed trained here is scored; a gap the file cannot fill is an error."""
+    """A table grows by the seeds trained on this machine: runs the patterns name but whose folders are gone keep
+    their rows (and so their place in the seed mean); a seed trained here is scored; a gap the file cannot fill is an
+    error."""
     data = save_split(tmp_path, make_split())
     for s in (0, 1):
         save_ckpt(tmp_path, tiny('alibi', seed=s), f'alibi-s{s}')
@@ -364,7 +365,8 @@ def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
     yarn = ex.main(dict(base, ckpt=[a], rope_scaling='yarn', rope_scale=4.0, name='yarn'))
     assert {r['ckpt'] for r in yarn['results']} == {'rope-s0+yarn4'} and yarn['groups'][0]['group'] == 'rope+yarn4'
     # the same tokens for both runs (16 and 32 tokens of context at 1x and 2x), whatever their training length
-    assert {(r['ckpt'], r['L_ex']) for r in plain['results']} == {(n, L) for n in ('rope-s0', 'long-s0') for L in (16, 32)}
+    scored = {(r['ckpt'], r['L_ex']) for r in plain['results']}
+    assert scored == {(n, L) for n in ('rope-s0', 'long-s0') for L in (16, 32)}
     split = corpus.load_split(data, 'test')
     ends, _ = corpus.draw_ends(split, 32, 6, seed=1337)
     model = tiny('rope', rope_scaling='yarn', rope_scale=4.0)
@@ -413,13 +415,15 @@ def test_ppl_sliding_with_a_temperature_per_length(tmp_path):
     with model.attention(attn_temperature=0.9):
         want = ex.sliding_losses(model, corpus.load_split(data, 'test').tokens, 0, 256, 32, 16).mean()
     assert got[('tau(L)', 2)] == pytest.approx(want, abs=1e-9) and got[('tau(L)', 2)] != got[('vanilla', 2)]
-    assert sorted(f.name for f in (tmp_path / 'res').iterdir()) == ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']
+    written = sorted(f.name for f in (tmp_path / 'res').iterdir())
+    assert written == ['ppl_sliding.json', 'ppl_sliding.md', 'ppl_sliding.png']
 
 
 def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_refuses(tmp_path, capsys):
     data = save_split(tmp_path, make_split())
     path = save_ckpt(tmp_path, tiny('regular'), 'regular')
-    rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[1, 4], n=5, windowed=True, out_dir=str(tmp_path)))['results']
+    rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[1, 4], n=5, windowed=True,
+                       out_dir=str(tmp_path)))['results']
     split = corpus.load_split(data, 'test')
     ends, _ = corpus.draw_ends(split, 64, 5, seed=1337)
     model = tiny('regular')
@@ -492,7 +496,8 @@ def test_cli_error_is_one_line_on_stderr():
     p = subprocess.run([sys.executable, os.path.join(ROOT, 'extrapolate.py'), '--ckpt=x', '--protocol=overlap'],
                        capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS='1'))
     assert p.returncode != 0 and p.stdout == ''
-    assert p.stderr.strip().splitlines() == ["error: protocol='overlap'; allowed: last_token, nonoverlap, sliding, stream"]
+    assert p.stderr.strip().splitlines() == ["error: protocol='overlap'; "
+                                             "allowed: last_token, nonoverlap, sliding, stream"]
 
 
 @pytest.mark.parametrize('pe', ['alibi', 'regular'])

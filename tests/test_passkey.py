@@ -81,14 +81,16 @@ def test_a_forward_holds_at_most_batch_tokens_and_a_prompt_its_bos():
 def test_main_scores_every_cell_and_refuses_bad_settings(tmp_path):
     paths = [save_ckpt(tmp_path, tiny('kerple_log', vocab_size=256, block_size=64), 'k'),
              save_ckpt(tmp_path, tiny('regular', vocab_size=256, block_size=64), 'r')]
-    cfg = dict(pk.DEFAULTS, ckpt=paths, lengths=[4], depths=[0, 1], n=2, attn_temperature='0.9', out_dir=str(tmp_path / 'res'))
+    cfg = dict(pk.DEFAULTS, ckpt=paths, lengths=[4], depths=[0, 1], n=2, attn_temperature='0.9',
+               out_dir=str(tmp_path / 'res'))
     out = pk.main(cfg)
     assert sorted(p.name for p in (tmp_path / 'res').iterdir()) == ['passkey.json', 'passkey.md', 'passkey.png']
     assert [(r['ckpt'], r['variant']) for r in out] == [('k', 'vanilla'), ('k', 'tau=0.9'), ('r', 'vanilla'),
                                                         ('r', 'tau=0.9')]
     # every cell: the prompt and the key but its last digit fill 4 L_tr = 256 tokens up to less than one filler line
     room = lambda c: 256 - (c['prompt_tokens'] + 5 - 1)
-    assert all(c['L_ex'] == 256 and 0 <= room(c) < len(pk.PASSKEY_STYLES['code']['filler']) for r in out for c in r['cells'])
+    filler = len(pk.PASSKEY_STYLES['code']['filler'])
+    assert all(c['L_ex'] == 256 and 0 <= room(c) < filler for r in out for c in r['cells'])
     assert len(json.loads((tmp_path / 'res' / 'passkey.json').read_text())['keys']) == 2
     with pytest.raises(ConfigError, match=r'depths=\[0, 1.5\]: expected numbers in \[0, 1\]'):
         pk.main(dict(cfg, depths=[0, 1.5]))
@@ -135,7 +137,8 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     again = pk.main(dict(cfg, depths=[0, 0.25, 0.5, 0.75, 1], reuse=done))[0]['cells']
     assert scored == [2]  # only depth 0.75 was scored
     assert again[:3] == kept[:3] and again[4] == kept[3]
-    assert '| L_ex / L_tr | depth 0 | depth 0.25 | depth 0.5 | depth 0.75 | depth 1 |' in (tmp_path / 'res' / 'passkey.md').read_text()
+    md = (tmp_path / 'res' / 'passkey.md').read_text()
+    assert '| L_ex / L_tr | depth 0 | depth 0.25 | depth 0.5 | depth 0.75 | depth 1 |' in md
     with pytest.raises(ConfigError, match=r"reuse=.* was made with style='code' and keys \['\d+', '\d+'\], this run"):
         pk.main(dict(cfg, n=3, reuse=done))
     (tmp_path / 'half.json').write_text('{"style": "co')  # what a write cut short would leave

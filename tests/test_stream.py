@@ -20,10 +20,12 @@ def text(n, seed=0):
 
 
 def streamed(model, tokens, chunk, window=W, n_starting=S):
-    return np.concatenate(list(stream_losses(model, stream_chunks([tokens], len(tokens) - 1, chunk), window, n_starting)))
+    chunks = stream_chunks([tokens], len(tokens) - 1, chunk)
+    return np.concatenate(list(stream_losses(model, chunks, window, n_starting)))
 
 
-@pytest.mark.parametrize('pe, n_starting', [(p, S) for p in STREAMABLE] + [(p, 0) for p in ('rope', 'alibi', 'fox', 'cope')])
+@pytest.mark.parametrize('pe, n_starting',
+                         [(p, S) for p in STREAMABLE] + [(p, 0) for p in ('rope', 'alibi', 'fox', 'cope')])
 def test_stream_equals_full_forward_under_lambda_mask(pe, n_starting):
     model, tokens = helpers.tiny(pe, strong=True), text(81)
     x, y = (torch.from_numpy(tokens[a:a + 80].astype(np.int64))[None] for a in (0, 1))
@@ -93,7 +95,8 @@ def test_windows_baseline_scores_each_chunk_from_scratch():
     got = np.concatenate(list(stream_losses(model, stream_chunks([tokens], 32, W), W, 0, fresh=True)))
     x, y = (torch.from_numpy(tokens[a:a + 32].astype(np.int64)).view(2, W) for a in (0, 1))
     with torch.no_grad():
-        np.testing.assert_allclose(got, model(x, targets=y, reduction='none')[1].reshape(-1).double().numpy(), atol=1e-6)
+        want = model(x, targets=y, reduction='none')[1].reshape(-1).double().numpy()
+        np.testing.assert_allclose(got, want, atol=1e-6)
 
 
 def test_position_buckets_double():
@@ -106,7 +109,8 @@ def test_position_buckets_double():
 def test_refusal_follows_the_rule(pe, refused):
     why = stream_refusal(helpers.tiny(pe))
     assert (why is not None) == refused
-    assert set(POSITIONAL_ENCODINGS) - set(STREAMABLE) == {'learned', 'sinusoidal', 'bipe_rope', 'bipe_alibi', 'fire', 'regular'}
+    assert set(POSITIONAL_ENCODINGS) - set(STREAMABLE) == {'learned', 'sinusoidal', 'bipe_rope', 'bipe_alibi', 'fire',
+                                                           'regular'}
     if refused:
         assert why.startswith(f"pe={pe!r} cannot stream")
 
@@ -118,8 +122,9 @@ def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
     test, train = helpers.make_split(), helpers.make_split(seed=1)
     helpers.save_split(data, test), helpers.save_split(data, train, 'train')
     path = helpers.save_ckpt(tmp_path, model, 'rope-s0')
-    got = ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream', '--tokens=1200',
-                                             '--n_starting=4', '--chunk=50', f'--out_dir={tmp_path / "out"}']))
+    got = ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream',
+                                             '--tokens=1200', '--n_starting=4', '--chunk=50',
+                                             f'--out_dir={tmp_path / "out"}']))
     stream = np.concatenate([test.tokens, train.tokens])[:1201].astype(np.int64)
     x, y = torch.from_numpy(stream[:-1])[None], torch.from_numpy(stream[1:])[None]
     edges = position_buckets(1200)
@@ -141,7 +146,8 @@ def test_extrapolate_stream_refuses_absolute_positions_in_one_line(tmp_path):
     data = helpers.save_split(tmp_path, helpers.make_split())
     path = helpers.save_ckpt(tmp_path, helpers.tiny('learned'), 'learned-s0')
     with pytest.raises(ConfigError, match=r"learned-s0: pe='learned' cannot stream: absolute positions"):
-        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream', '--tokens=100']))
+        ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream',
+                                           '--tokens=100']))
 
 
 def test_extrapolate_stream_reuse_keeps_other_runs_and_takes_done_rows(tmp_path):
@@ -155,4 +161,5 @@ def test_extrapolate_stream_reuse_keeps_other_runs_and_takes_done_rows(tmp_path)
                                                                  ('alibi-s0', 'no_sinks'), ('alibi-s0', 'windows')]
     assert again['results'][:2] == first['results'][::-1]
     with pytest.raises(ConfigError, match='was made with settings'):
-        ex.main(parse_config(ex.DEFAULTS, base[:2] + ['--tokens=100', f'--ckpt={a}', f'--reuse={tmp_path / "out" / "stream.json"}']))
+        ex.main(parse_config(ex.DEFAULTS, base[:2] + ['--tokens=100', f'--ckpt={a}',
+                                                      f'--reuse={tmp_path / "out" / "stream.json"}']))

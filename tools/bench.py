@@ -2,16 +2,18 @@
 Benchmarks, one mode per question. Encodings are interleaved in one process (round-robin, medians over
 rounds), so that the ratios against pe='none' hold on a shared machine. Training configs work as they are.
 
-  python bench.py configs/tiny.py --mode=train                         # training step per encoding vs none
-  python bench.py configs/thesis_162m.py --mode=train --pes=kerple_log+flex,kerple_log+dense   # a learned bias's
+  python -m tools.bench configs/tiny.py --mode=train                         # training step per encoding vs none
+  python -m tools.bench configs/thesis_162m.py --mode=train --pes=kerple_log+flex,kerple_log+dense   # a learned bias's
         # training by FlexAttention's backward and by SDPA with the [H, T, T] bias materialised (routes' rule)
-  python bench.py configs/thesis_162m.py --mode=attention --attn_pe=kerple_log --lengths=512 --attn_batch=32 \
+  python -m tools.bench configs/thesis_162m.py --mode=attention --attn_pe=kerple_log --lengths=512 --attn_batch=32 \
         --attn_impls=causal,flex_grad,dense        # the same two, one attention layer at the 124M model's shape
-  python bench.py configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
-  python bench.py configs/tiny.py --mode=attention --lengths=256,1024,4096   # one biased layer, each implementation
-  python bench.py --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
-  python bench.py --mode=pretrained --pretrained=smollm2 --lengths=2048,8192   # our GPT vs transformers, same weights
-  python bench.py configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000   # constant cost?
+  python -m tools.bench configs/tiny.py --mode=eval --lengths=8192,32768     # no-grad forward at long lengths vs none
+  # one biased layer, each implementation
+  python -m tools.bench configs/tiny.py --mode=attention --lengths=256,1024,4096
+  python -m tools.bench --mode=regular --lengths=512,2048,8192                # RegularGPT: plain vs gather vs reduce
+  # our GPT vs transformers, same weights
+  python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=2048,8192
+  python -m tools.bench configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000   # constant cost?
 """
 import concurrent.futures
 import ctypes
