@@ -1,6 +1,8 @@
 """Streaming through a bounded, cache-relative KV cache (model.KVCache(relative=True), common.stream_*): it must
 equal one full forward under LM-Infinite's Λ mask and distance ceiling, chunked or token by token, at any stream
 offset, in constant memory."""
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -140,6 +142,11 @@ def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
         assert row['n_tokens'] == 1200 and row['tokens_per_s'] > 0
     assert [r['label'] for r in got['results']] == ['S=4, W=16', 'S=0, W=16', 'windows of 16 from scratch']
     assert (tmp_path / 'out' / 'stream.md').exists() and (tmp_path / 'out' / 'stream.png').exists()
+    # each perplexity under the bucket it belongs to: ends 64, 128, ..., 1024, 1200 (position_buckets)
+    header = next(line for line in (tmp_path / 'out' / 'stream.md').read_text().splitlines() if line.startswith('|'))
+    assert header == '| model | attention | 64 | 128 | 256 | 512 | 1k | 1k | all | tokens/s | tokens/CPU s | peak RSS |'
+    saved = json.loads((tmp_path / 'out' / 'stream.json').read_text())
+    assert saved['settings'] == dict(split='test', tokens=1200, n_starting=4, cache_window=None)
 
 
 def test_extrapolate_stream_refuses_absolute_positions_in_one_line(tmp_path):
@@ -163,3 +170,16 @@ def test_extrapolate_stream_reuse_keeps_other_runs_and_takes_done_rows(tmp_path)
     with pytest.raises(ConfigError, match='was made with settings'):
         ex.main(parse_config(ex.DEFAULTS, base[:2] + ['--tokens=100', f'--ckpt={a}',
                                                       f'--reuse={tmp_path / "out" / "stream.json"}']))
+
+
+def test_extrapolate_stream_bad_settings_are_one_line(tmp_path):
+    """A ppl JSON given to a stream's --reuse, and a row the stream does not have, each named with what is allowed."""
+    data = helpers.save_split(tmp_path, helpers.make_split())
+    a = helpers.save_ckpt(tmp_path, helpers.tiny('alibi'), 'alibi-s0')
+    base = [f'--ckpt={a}', f'--data_dir={data}', '--tokens=100', f'--out_dir={tmp_path / "out"}']
+    ex.main(parse_config(ex.DEFAULTS, base + ['--lengths=1', '--n=2']))
+    foreign = f'--reuse={tmp_path / "out" / "ppl_last_token.json"}'
+    with pytest.raises(ConfigError, match=r'ppl_last_token.json is not a stream JSON of extrapolate.py \(protocol=stream'):
+        ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', foreign]))
+    with pytest.raises(ConfigError, match=r'^stream_rows=sinks,tail; allowed: sinks, no_sinks, windows$'):
+        ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', '--stream_rows=sinks,tail']))

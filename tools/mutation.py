@@ -17,6 +17,7 @@ before.json beside it, README.md with both kill rates.
 """
 import difflib
 import importlib.metadata
+import json
 import os
 import random
 import re
@@ -50,6 +51,7 @@ DEFAULTS = dict(
     timeout_factor=3.0,         # a mutant's pytest is stopped after this many times the unmutated run (>= 30 s)
     out_dir='out/mutation',
     name='mutation',            # output file stem
+    annotate=False,             # only set <name>.json's survivor notes (EQUIVALENT, KILLED_SINCE) and README.md anew
 )
 # survivors that no test can kill: (file, the line before, the line after) -> why the mutant computes the same
 EQUIVALENT = {
@@ -71,6 +73,40 @@ EQUIVALENT = {
      'mid = (wavelen >= L / fast) & (wavelen < L / slow)'):
         "differs only where a wavelength 2 pi base^(2i/D) equals L / slow exactly, which no float pair does "
         "(Llama 3.1's own apply_scaling and transformers take the band with <= as here)",
+    ('lexgpt/streaming.py', "fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])",
+     "fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=None, height_ratios=[3, 2])"):
+        "the PNG's two panels stop sharing an x axis; both are drawn over the same bucket ends: no number changes",
+    ('lexgpt/streaming.py',
+     'ax.set_title(f"one stream of {cfg[\'tokens\']} tokens through a bounded cache", fontsize=10)',
+     'ax.set_title(f"one stream of {cfg[\'tokens\']} tokens through a bounded cache", fontsize=None)'):
+        "the PNG's title in matplotlib's default size: no number changes",
+    ('lexgpt/streaming.py', 'bucket_edges=edges.tolist(), results=so_far),', 'results=so_far),'):
+        "a stopped stream's partial JSON lacks the bucket edges, which --reuse does not read; the finished JSON has "
+        "them",
+    ('lexgpt/streaming.py', "ax.set(xscale='log', yscale='log', ylabel='perplexity in the bucket')",
+     "ax.set(xscale='log', ylabel='perplexity in the bucket')"):
+        "the PNG's perplexity axis becomes linear: no number changes",
+    ('lexgpt/streaming.py', "tax.set(xlabel='stream position (bucket end)', ylabel='tokens/s')",
+     "tax.set(ylabel='tokens/s')"):
+        "the PNG loses its x-axis label: no number changes",
+}
+# survivors of the committed run that a test added since kills (each checked by applying the mutant and running its
+# module's test files): (file, before, after) -> the test
+KILLED_SINCE = {
+    ('lexgpt/streaming.py', 'raise ConfigError(f"reuse: {cfg[\'reuse\']} is not a stream JSON of extrapolate.py '
+     '(protocol=stream, rows with "\n                          f"ckpt, row, iters)")', 'raise ConfigError(None)'):
+        'tests/test_stream.py::test_extrapolate_stream_bad_settings_are_one_line',
+    ('lexgpt/streaming.py', 'raise ConfigError(f"stream_rows={\',\'.join(cfg[\'stream_rows\'])}; allowed: '
+     '{\', \'.join(STREAM_ROWS)}")', 'raise ConfigError(f"stream_rows={\',\'.join(cfg[\'stream_rows\'])}; '
+     'allowed: {\', \'.join(None)}")'):
+        'tests/test_stream.py::test_extrapolate_stream_bad_settings_are_one_line',
+    ('lexgpt/streaming.py', "settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'],",
+     "settings = dict(split=None, tokens=cfg['tokens'], n_starting=cfg['n_starting'],"):
+        'tests/test_stream.py::test_extrapolate_stream_rows_equal_full_forwards_per_bucket',
+    ('lexgpt/streaming.py', "ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) "
+     "for e in edges[1:]]", "ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) "
+     "for e in edges[2:]]"):
+        'tests/test_stream.py::test_extrapolate_stream_rows_equal_full_forwards_per_bucket',
 }
 
 
@@ -145,8 +181,6 @@ def mutate_module(cfg, tree, name):
                 status, failing, sec = pytest(tree, tests, 2 * limit)
             rows.append(dict(index=k, line=line, before=before, after=after, killed=status != 'passed',
                              how=status, killed_by=failing, seconds=round(sec, 1)))
-            if status == 'passed':
-                rows[-1]['equivalent'] = EQUIVALENT.get((path, before, after))
             print(f"  {name} {i + 1}/{len(picked)}: line {line}: {'killed' if status != 'passed' else 'SURVIVED'} "
                   f"({failing or status}, {sec:.0f} s)", file=sys.stderr, flush=True)
     finally:
@@ -158,6 +192,15 @@ def mutate_module(cfg, tree, name):
                 timeout_seconds=round(limit, 1), results=rows)
 
 
+def annotate(data):
+    """Each survivor's note: why it is equivalent (EQUIVALENT), or the test added since that kills it (KILLED_SINCE)."""
+    for m in data['modules'].values():
+        for r in (r for r in m['results'] if not r['killed']):
+            r['equivalent'] = EQUIVALENT.get((m['file'], r['before'], r['after']))
+            r['killed_since_by'] = KILLED_SINCE.get((m['file'], r['before'], r['after']))
+    return data
+
+
 def readme(cfg, data):
     """README.md: the kill rate per module before and after, and every survivor of the after run with its verdict."""
     before = os.path.join(cfg['out_dir'], 'before.json')
@@ -165,7 +208,10 @@ def readme(cfg, data):
     rate = lambda m: f"{m['killed']}/{m['sampled']} ({100 * m['kill_rate']:.0f}%)" if m else '-'
     rows = [[name, m['file'], m['mutants'], rate(old['modules'].get(name)), rate(m), ', '.join(m['tests'])]
             for name, m in data['modules'].items()]
-    surv = [[name, r['line'], f"`{r['before']}`", f"`{r['after']}`", r.get('equivalent') or '**not explained**']
+    why = lambda r: r['equivalent'] or (f"killed now by {r['killed_since_by']}" if r['killed_since_by'] else
+                                         '**not explained**')
+    code = lambda text: '`' + ' '.join(text.split()).replace('|', '\\|') + '`'
+    surv = [[name, r['line'], code(r['before']), code(r['after']), why(r)]
             for name, m in data['modules'].items() for r in m['results'] if not r['killed']]
     return (f"# Mutation run\n\n`{data['command']}` and, for the first column, `{old['command']}`. {data['tool']}, "
             f"its string mutants left out (labels and prose); a sample of n = {cfg['n'] or 'all'} mutants per module "
@@ -173,7 +219,8 @@ def readme(cfg, data):
             f"before the tests of #59 and this tree mutate the code each holds: where the code changed, the samples "
             f"differ.\n\n"
             + md_table(['module', 'file', 'mutants', 'killed before #59', 'killed now', 'tests'], rows)
-            + "\nSurvivors now, each with why no test can kill it:\n\n"
+            + "\nThe survivors of the second run, each with why no test can kill it (it computes the same numbers) or "
+              "the test added since that kills it:\n\n"
             + (md_table(['module', 'line', 'before', 'after', 'why'], surv) if surv else 'none\n'))
 
 
@@ -183,6 +230,14 @@ def main(cfg):
         raise ConfigError(f"modules={','.join(cfg['modules'])}; allowed: {', '.join(TARGETS)}")
     if cfg['n'] < 0 or cfg['timeout_factor'] <= 0:
         raise ConfigError(f"n={cfg['n']} must be >= 0 and timeout_factor={cfg['timeout_factor']} > 0")
+    if cfg['annotate']:
+        path = os.path.join(cfg['out_dir'], cfg['name'] + '.json')
+        data = annotate(read_json(path, 'out_dir'))
+        with open(path, 'w') as f:  # the command that measured it stays
+            json.dump(data, f, indent=1)
+        with open(os.path.join(cfg['out_dir'], 'README.md'), 'w') as f:
+            f.write(readme(cfg, data))
+        return data
     tool = f"mutmut {importlib.metadata.version('mutmut')}'s mutation operators, run by tools/mutation.py"
     data = dict(tool=tool, at=cfg['at'], n=cfg['n'], seed=cfg['seed'], modules={})
     with tempfile.TemporaryDirectory(prefix='mutation-') as tree:
@@ -191,7 +246,7 @@ def main(cfg):
             data['modules'][name] = mutate_module(cfg, tree, name)
             m = data['modules'][name]
             print(f"{name}: {m['killed']} of {m['sampled']} sampled mutants killed ({m['mutants']} in all)", flush=True)
-    base = write_outputs(cfg['out_dir'], cfg['name'], data)
+    base = write_outputs(cfg['out_dir'], cfg['name'], annotate(data))
     if cfg['name'] == 'after':
         with open(os.path.join(cfg['out_dir'], 'README.md'), 'w') as f:
             f.write(readme(cfg, dict(data, command=read_json(base + '.json', 'out_dir')['command'])))
