@@ -146,7 +146,7 @@ def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
     header = next(line for line in (tmp_path / 'out' / 'stream.md').read_text().splitlines() if line.startswith('|'))
     assert header == '| model | attention | 64 | 128 | 256 | 512 | 1k | 1k | all | tokens/s | tokens/CPU s | peak RSS |'
     saved = json.loads((tmp_path / 'out' / 'stream.json').read_text())
-    assert saved['settings'] == dict(split='test', tokens=1200, n_starting=4, cache_window=None)
+    assert saved['settings'] == dict(split='test', tokens=1200, n_starting=4, cache_window=None, bos=None)
 
 
 def test_extrapolate_stream_refuses_absolute_positions_in_one_line(tmp_path):
@@ -179,7 +179,8 @@ def test_extrapolate_stream_bad_settings_are_one_line(tmp_path):
     base = [f'--ckpt={a}', f'--data_dir={data}', '--tokens=100', f'--out_dir={tmp_path / "out"}']
     ex.main(parse_config(ex.DEFAULTS, base + ['--lengths=1', '--n=2']))
     foreign = f'--reuse={tmp_path / "out" / "ppl_last_token.json"}'
-    with pytest.raises(ConfigError, match=r'ppl_last_token.json is not a stream JSON of extrapolate.py \(protocol=stream'):
+    not_stream = r'ppl_last_token.json is not a stream JSON of extrapolate.py \(protocol=stream'
+    with pytest.raises(ConfigError, match=not_stream):
         ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', foreign]))
     with pytest.raises(ConfigError, match=r'^stream_rows=sinks,tail; allowed: sinks, no_sinks, windows$'):
         ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', '--stream_rows=sinks,tail']))
