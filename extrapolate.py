@@ -21,10 +21,10 @@ plot the mean with a +-1 std band, and the JSON keeps every run next to the grou
 and .png. Papers (../shared/papers): thesis = Chi 2024 (000), LM-Infinite = Han et al. 2023 (002).
 """
 import fnmatch
-import glob
 import itertools
 import math
 import os
+import time
 
 import numpy as np
 import torch
@@ -33,9 +33,10 @@ from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, read_json,
 from lexgpt.corpus import check_n, draw_ends, load_split
 from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, last_token_losses, nonoverlap_losses,
                                runs_bos, segment_losses, sliding_losses, VARIANT_DEFAULTS, variants)
-from lexgpt.loading import data_of, ckpt_kind, load_runs, PRETRAINED, run_folder
+from lexgpt.loading import data_of, load_runs, run_folder
 from lexgpt.config import ConfigError, run
-from lexgpt.streaming import check_stream, stream, stream_reuse
+from lexgpt.resume import Previous
+from lexgpt.streaming import check_stream, stream, stream_problem
 
 DEFAULTS = dict(
     mode='ppl',                 # ppl: perplexity vs length | position: loss at each position vs windowed@L_tr |
@@ -58,8 +59,8 @@ DEFAULTS = dict(
     chunk=256,                  # stream: tokens per forward pass through the bounded cache
     # stream: S = n_starting | S = 0 | windows of cache_window from scratch
     stream_rows=['sinks', 'no_sinks', 'windows'],
-    reuse='',                   # ppl: a previous JSON with the same settings; its rows (run, variant, length) are kept,
-                                # and those of runs that ckpt names but whose folders are gone
+    reuse='',                   # ppl, stream: a previous JSON with the same settings (lexgpt/resume.py): its rows are
+                                # taken, and those of runs that ckpt names but whose folders are gone kept
     smooth=0,                   # position: moving-average width of the plot (0: L_tr / 8)
     split='test',               # train | val | test
     data_dir='',                # default: data/<the first checkpoint's dataset>
@@ -105,11 +106,12 @@ def scored_span(cfg, split, r, L_max):
     return None, dict(offset=cfg['offset'], n_tokens=span)
 
 
-def losses_at(cfg, split, r, ends, info, L, bos, what):
-    """The per-token losses of run r at length L under cfg's protocol (bos: each input's first token)."""
+def losses_at(cfg, split, r, ends, info, L, bos, what, done=(), save=None):
+    """The per-token losses of run r at length L under cfg's protocol (bos: each input's first token). The last-token
+    protocol, whose cells take hours on a pretrained model, resumes inside a cell (done, save: last_token_losses)."""
     n, batch = info.get('n_tokens'), cfg['batch_tokens']
     if cfg['protocol'] == 'last_token':
-        return last_token_losses(r.model, split.tokens, ends, L, batch, cfg['last_k'], bos, what)
+        return last_token_losses(r.model, split.tokens, ends, L, batch, cfg['last_k'], bos, what, done, save)
     if cfg['protocol'] == 'nonoverlap':
         return nonoverlap_losses(r.model, split.tokens, cfg['offset'], n, L, batch, bos, what)
     stride = min(cfg['stride'] or r.L_tr, L)
@@ -136,16 +138,24 @@ def group_summary(groups, specs, lengths, rows):
     return out
 
 
-def read_ppl_json(path, key):
-    """A ppl JSON this script wrote, or a one-line error naming the file (a foreign JSON would fail at a missing
-    key)."""
-    data = read_json(path, key)
-    fields = ('command', 'protocol', 'bits_unit', 'settings', 'lengths', 'L_tr', 'description', 'results', 'groups')
+PPL_FIELDS = ('command', 'protocol', 'bits_unit', 'settings', 'lengths', 'L_tr', 'description', 'results', 'groups')
+
+
+def ppl_problem(data):
+    """Why data is not a ppl JSON of this script ('' where it is): a foreign JSON would fail at a missing key."""
     rows_ok = isinstance(data, dict) and isinstance(data.get('results'), list) and all(
         isinstance(r, dict) and {'ckpt', 'variant', 'mult'} <= set(r) for r in data['results'])
-    if not rows_ok or not all(k in data for k in fields):
-        raise ConfigError(f"{key}: {path} is not a ppl JSON of extrapolate.py (it needs {', '.join(fields)}, and rows "
-                          f"with ckpt, variant, mult)")
+    if not rows_ok or not all(k in data for k in PPL_FIELDS):
+        return (f"is not a ppl JSON of extrapolate.py (it needs {', '.join(PPL_FIELDS)}, and rows with ckpt, variant, "
+                f"mult)")
+    return ''
+
+
+def read_ppl_json(path, key):
+    """A ppl JSON this script wrote, or a one-line error naming the file."""
+    data = read_json(path, key)
+    if ppl_problem(data):
+        raise ConfigError(f"{key}: {path} {ppl_problem(data)}")
     return data
 
 
@@ -155,63 +165,12 @@ def pattern_rank(patterns, label):
     return lambda name: next((i for i, s in enumerate(stems) if fnmatch.fnmatchcase(name.split('#')[0], s)), len(stems))
 
 
-class Reuse:
-    """--reuse: a previous ppl JSON whose rows are taken as they are where the run, variant, length and training
-    iteration match, and whose rows of runs that a ckpt pattern names but whose folders are not on this machine
-    (deleted, or trained on another) are kept, so that a table grows by the seeds trained here. Measuring stays
-    apart: score_runs asks `row` before it scores, ppl adds `kept` and checks that nothing is missing."""
-
-    def __init__(self, cfg):
-        self.path, self.label = cfg['reuse'], extension(cfg)[0]
-        self.data, self.rows, self.kept = {}, {}, []
-        if not self.path:
-            return
-        if not os.path.isfile(self.path):
-            raise ConfigError(f"reuse={self.path!r} does not exist: give a JSON that extrapolate.py wrote")
-        self.data = read_ppl_json(self.path, 'reuse')
-        self.rows = {(r['ckpt'], r['variant'], r['mult']): r for r in self.data['results'] if r.get('loss') is not None}
-
-    def patterns(self, patterns):
-        """-> the ckpt patterns still to load; the rows of runs that are not here go to self.kept."""
-        if not self.data:
-            return patterns
-        results, label, left = self.data['results'], self.label, []
-        names = dict.fromkeys(r['ckpt'] for r in results if r['ckpt'].endswith(label))
-        for p in patterns:
-            if ckpt_kind(p) in PRETRAINED:  # loaded, never trained here: its rows are scored or taken by row()
-                left.append(p)
-                continue
-            parent, stem = run_folder(p)
-            gone = [n for n in names if fnmatch.fnmatchcase(n[:len(n) - len(label)], stem)
-                    and not os.path.exists(os.path.join(parent, n[:len(n) - len(label)]))]
-            for n in gone:
-                print(f"note: {os.path.join(parent, n[:len(n) - len(label)])} is not here: "
-                      f"its rows are kept from {self.path}")
-                names.pop(n)
-            self.kept += [dict(r, reused_from=self.path) for r in results if r['ckpt'] in gone]
-            if not gone or glob.glob(p):  # something to load, or nothing kept (load_runs says what is missing)
-                left.append(p)
-        return left
-
-    def check(self, settings):
-        """A reuse file must have been made with the same settings; -> the scoring setup it recorded per run."""
-        made = {'bos': None, **self.data.get('settings', {})}  # files made before settings.bos: no BOS was put first
-        if self.data and made != settings:
-            raise ConfigError(f"reuse={self.path!r} was made with settings {made}, this run has {settings}")
-        return dict(self.data.get('setup', {}))
-
-    def row(self, run, label, m):
-        done = self.rows.get((run.name, label, m))
-        if done and done.get('iters', run.iters) == run.iters:
-            return dict(done, reused_from=self.path)
-        return None
-
-
-def score_runs(cfg, runs, split, specs, settings, reuse, keep):
-    """One row per (run, variant, length): loss, perplexity, time and memory, or the reuse file's row; keep(rows,
-    setup) after each. Every run's lengths and span are checked before the first is scored. -> (rows, what each run's
-    protocol scored)."""
-    setup, rows, spans = reuse.check(settings), [], {}
+def score_runs(cfg, runs, split, specs, settings, prev, keep):
+    """One row per (run, variant, length): loss, perplexity, time and memory, or the --reuse file's row (lexgpt/
+    resume.py); keep(rows, setup) after each. Every run's lengths and span are checked before the first is scored.
+    -> (rows, what each run's protocol scored)."""
+    prev.check_settings(settings, {'bos': None})  # files made before settings.bos: no BOS was put first
+    setup, rows, spans = dict(prev.data.get('setup', {})), [], {}
     for r in runs:
         for m in cfg['lengths']:
             ex_len(m, unit(cfg, r))
@@ -224,17 +183,20 @@ def score_runs(cfg, runs, split, specs, settings, reuse, keep):
         for label, kw in specs:
             for m in cfg['lengths']:
                 L = ex_len(m, unit(cfg, r))
-                done = reuse.row(r, label, m)
-                if done:
-                    rows.append(done)
-                    print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {reuse.path}")
+                done = prev.take((r.name, label, m), r.iters) or {}
+                if done.get('loss') is not None:  # a row that failed before, or a cell stopped half-way, goes on
+                    print(f"{r.name:>18} {label:>22} L_ex={L:>6} ({m:g}x): taken from {prev.path}")
+                    rows.append(dict(done, reused_from=prev.path))
                     continue
                 row = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label, mult=m,
                            L_ex=L)
+                before = done.get('losses_so_far', [])
+                if before:  # its seconds and memory are then this part's
+                    row['inputs_scored_before'] = len(before) // cfg['last_k']
                 try:
                     with r.model.attention(**kw(r.L_tr, m)), Meter() as meter:
                         losses = losses_at(cfg, split, r, ends, setup[r.name], L, settings['bos'],
-                                           f'{r.name} {label} L_ex={L}')
+                                           f'{r.name} {label} L_ex={L}', before, cell_saver(keep, rows, row, setup))
                     loss = float(np.mean(losses))
                     row.update(loss=loss, ppl=math.exp(min(loss, 700)), bits=loss / math.log(2),
                                n_scored=len(losses), memory_method=meter.method, **meter.record())
@@ -249,25 +211,39 @@ def score_runs(cfg, runs, split, specs, settings, reuse, keep):
     return rows, setup
 
 
-def partial_writer(cfg, settings, bits_unit, reuse, kept):
+CELL_SAVE_SECONDS = 60.0  # a long cell writes its losses so far at most this often
+
+
+def cell_saver(keep, rows, row, setup):
+    """-> save(losses so far) for a cell under way: the partial JSON gets the cell's row with losses_so_far (no loss
+    yet), which --reuse of that file continues from."""
+    last = [time.perf_counter()]
+
+    def save(losses):
+        if time.perf_counter() - last[0] >= CELL_SAVE_SECONDS:
+            keep(rows + [dict(row, loss=None, ppl=None, bits=None, losses_so_far=losses.tolist())], setup)
+            last[0] = time.perf_counter()
+    return save
+
+
+def partial_writer(cfg, settings, bits_unit, prev, kept):
     """-> keep(rows, setup): the JSON as the rows come, so that a stopped run keeps them (results.sh reruns a step
     with --reuse of its own file). The reuse file's rows not reached yet stay in it."""
-    key = lambda r: (r['ckpt'], r['variant'], r['mult'])
 
     def keep(done, setup):
-        have = {key(r) for r in done + kept}
-        rest = [r for r in (reuse.data or {}).get('results', []) if key(r) not in have]
         write_outputs(cfg['out_dir'], cfg['name'] or f"ppl_{cfg['protocol']}", dict(
             partial=True, protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit,
             lengths=cfg['lengths'], settings=settings, setup=setup, description='partial: a run still going or stopped',
-            L_tr=[], results=done + kept + rest, groups=[]), say=False)
+            L_tr=[], results=prev.so_far(done + kept), groups=[]), say=False)
     return keep
 
 
-def ppl(cfg, runs, split, specs, reuse):
-    """runs are scored (or taken from the reuse file), next to its rows of runs whose checkpoints are not here."""
+def ppl(cfg, runs, split, specs, prev, kept_runs=()):
+    """runs are scored (or taken from the --reuse file), next to its rows of the kept_runs, whose checkpoints are not
+    here."""
     lengths = cfg['lengths']
-    kept = [k for k in reuse.kept if k['variant'] in dict(specs) and k['mult'] in lengths]
+    kept = [dict(k, reused_from=prev.path) for k in prev.list_rows(prev.data) if k['ckpt'] in kept_runs
+            and k['variant'] in dict(specs) and k['mult'] in lengths] if prev else []
     rank = pattern_rank(cfg['ckpt'], extension(cfg)[0])
     kept_runs = dict.fromkeys((k['ckpt'], k['group'], k['L_tr']) for k in kept)  # each run once, in their order
     found = [(r.name, r.group, r.L_tr) for r in runs] + list(kept_runs)
@@ -277,15 +253,15 @@ def ppl(cfg, runs, split, specs, reuse):
         if L_tr.setdefault(group, (name, L))[1] != L:
             raise ConfigError(f"runs {L_tr[group][0]} and {name} of group {group!r} have different L_tr")
     # everything that decides which tokens are scored and how: a reuse file must have been made with the same
-    settings = dict(protocol=cfg['protocol'], split=split.name if split else reuse.data['settings']['split'],
+    settings = dict(protocol=cfg['protocol'], split=split.name if split else prev.settings()['split'],
                     longest=max(lengths), n=cfg['n'], last_k=cfg['last_k'],
                     seed=cfg['seed'], max_tokens=cfg['max_tokens'], offset=cfg['offset'], stride=cfg['stride'],
                     n_starting=cfg['n_starting'], topk=cfg['topk'], topk_from_layer=cfg['topk_from_layer'],
                     base_len=cfg['base_len'])
-    settings['bos'] = runs_bos(runs, cfg['bos']) if runs else reuse.data['settings'].get('bos')
-    bits_unit = split.bits_unit if split else reuse.data['bits_unit']
-    writer = partial_writer(cfg, settings, bits_unit, reuse, kept)
-    rows, setup = score_runs(cfg, runs, split, specs, settings, reuse, writer)
+    settings['bos'] = runs_bos(runs, cfg['bos']) if runs else prev.settings().get('bos')
+    bits_unit = split.bits_unit if split else prev.data['bits_unit']
+    writer = partial_writer(cfg, settings, bits_unit, prev, kept)
+    rows, setup = score_runs(cfg, runs, split, specs, settings, prev, writer)
     rows += kept
     have = {(r['ckpt'], r['variant'], r['mult']) for r in rows}
     for name, (label, _), m in itertools.product([n for g in groups.values() for n in g], specs, lengths):
@@ -484,16 +460,18 @@ def main(cfg):
     label, extend = extension(cfg)
     if cfg['protocol'] == 'stream' and mode == 'ppl':
         check_stream(cfg)
-        old, patterns = stream_reuse(cfg)
+        prev = Previous(cfg['reuse'], key=lambda o: (o['ckpt'], o['row']), check=stream_problem)
+        patterns, _ = prev.absent_runs(cfg['ckpt'], label)
         runs = load_runs(patterns, label=label, regular_impl=cfg['regular_impl'], device=cfg['device'],
                          dtype=cfg['dtype'], **extend)
-        return stream(cfg, runs, old)
-    reuse = Reuse(cfg if mode == 'ppl' else dict(cfg, reuse=''))
-    patterns = reuse.patterns(cfg['ckpt'])
-    runs = load_runs(patterns, label=label, empty_ok=bool(reuse.kept), regular_impl=cfg['regular_impl'],
-                     device=cfg['device'], dtype=cfg['dtype'], **extend) if patterns or not reuse.kept else []
+        return stream(cfg, runs, prev)
+    prev = Previous(cfg['reuse'] if mode == 'ppl' else '', key=lambda r: (r['ckpt'], r['variant'], r['mult']),
+                    check=ppl_problem)
+    patterns, kept = prev.absent_runs(cfg['ckpt'], label)
+    runs = load_runs(patterns, label=label, empty_ok=bool(kept), regular_impl=cfg['regular_impl'],
+                     device=cfg['device'], dtype=cfg['dtype'], **extend) if patterns or not kept else []
     split = load_split(data_of(runs, cfg['data_dir']), cfg['split']) if runs else None
-    return ppl(cfg, runs, split, specs, reuse) if mode == 'ppl' else position(cfg, runs, split, specs)
+    return ppl(cfg, runs, split, specs, prev, kept) if mode == 'ppl' else position(cfg, runs, split, specs)
 
 
 if __name__ == '__main__':

@@ -17,10 +17,11 @@ import math
 import numpy as np
 import torch
 
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, read_json, write_outputs
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
 from lexgpt.corpus import load_meta
 from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, last_positions, prompt_with_bos,
                                runs_bos, VARIANT_DEFAULTS, variants)
+from lexgpt.resume import Previous
 from lexgpt.loading import get_tokenizer, load_runs
 from lexgpt.config import ConfigError, run
 
@@ -101,18 +102,19 @@ def score_answers(model, prompts, answers, batch_tokens=16384):
     return res
 
 
-def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
+def measure(cfg, run, label, kw, keys, encode, prev, save, bos=None):
     """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs, taken from
-    `done` where it holds the cell; save(cells) after each scored one."""
+    the --reuse file `prev` where it holds the cell; save(cells) after each scored one."""
     cells, progress = [], Progress(f'{run.name} {label}', len(cfg['lengths']) * len(cfg['depths']), 'cells')
     for m in cfg['lengths']:
         L = ex_len(m, run.L_tr)
         with run.model.attention(**kw(run.L_tr, m)):
             for depth in cfg['depths']:
-                if (run.name, label, m, depth) in done:
-                    cells.append(done[run.name, label, m, depth][1])
+                where = f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}"
+                done = prev.take((run.name, label, m, depth), what=where)
+                if done:
+                    cells.append(done[1])
                     progress.done()
-                    print(f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}: taken from {cfg['reuse']}")
                     continue
                 made = [passkey_prompt(cfg['style'], L, depth, k, encode, bos) for k in keys]
                 seen = max(L, len(made[0][0]) + len(made[0][1]) - 1)  # a row is labelled by what the model saw
@@ -133,32 +135,29 @@ def measure(cfg, run, label, kw, keys, encode, done, save, bos=None):
     return cells
 
 
-def reused_cells(path, style, keys, bos=None):
-    """--reuse -> {(ckpt, variant, length, depth): (its row, the cell)} from a previous JSON of the same style, keys and
-    BOS (a file made before settings.bos put none first)."""
-    if not path:
-        return {}
-    data = read_json(path, 'reuse')
-    if data.get('style') != style or data.get('keys') != keys:
-        raise ConfigError(f"reuse={path!r} was made with style={data.get('style')!r} and keys {data.get('keys')}, this "
-                          f"run has style={style!r} and keys {keys} (they follow n, digits and seed)")
-    if data.get('settings', {}).get('bos') != bos:
-        raise ConfigError(f"reuse={path!r} was made with bos={data.get('settings', {}).get('bos')}, this run has "
-                          f"bos={bos}: give another --name, or --bos={data.get('settings', {}).get('bos') is not None}")
-    return {cell_key(r, c): (r, c) for r in data['results'] for c in r['cells']}
+def previous_cells(path, style, keys, bos=None):
+    """--reuse -> its cells (lexgpt/resume.py), each row a (run row, cell) pair named by cell_key, from a previous JSON
+    of the same style, keys and BOS (a file made before settings.bos put none first)."""
+    def problem(data):
+        if data.get('style') != style or data.get('keys') != keys:
+            return (f"was made with style={data.get('style')!r} and keys {data.get('keys')}, this run has "
+                    f"style={style!r} and keys {keys} (they follow n, digits and seed)")
+        return ''
+    prev = Previous(path, key=lambda pair: cell_key(*pair), check=problem,
+                    rows=lambda data: [(r, c) for r in data['results'] for c in r['cells']])
+    prev.check_settings(dict(bos=bos), dict(bos=None))
+    return prev
 
 
 def cell_key(row, cell):
     return row['ckpt'], row['variant'], cell['mult'], cell['depth']
 
 
-def so_far(rows, done):
+def so_far(rows, prev):
     """The rows scored so far and, after them, every reused cell they do not hold yet: a stopped run loses none."""
-    have = {cell_key(r, c) for r in rows for c in r['cells']}
     rest = {}
-    for key, (row, cell) in done.items():
-        if key not in have:
-            rest.setdefault(key[:2], dict(row, cells=[]))['cells'].append(cell)
+    for row, cell in prev.rest([(r, c) for r in rows for c in r['cells']]):
+        rest.setdefault((row['ckpt'], row['variant']), dict(row, cells=[]))['cells'].append(cell)
     return rows + list(rest.values())
 
 
@@ -235,15 +234,15 @@ def main(cfg):
     rng = np.random.default_rng(cfg['seed'])
     keys = [''.join(rng.choice(list('0123456789'), cfg['digits'])) for _ in range(cfg['n'])]
     bos = runs_bos(runs, cfg['bos'])
-    done, out = reused_cells(cfg['reuse'], cfg['style'], keys, bos), []
+    prev, out = previous_cells(cfg['reuse'], cfg['style'], keys, bos), []
     for r in runs:
         for label, kw in specs:
             head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
             save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'],
-                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], done), bos))
+                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], prev), bos))
             try:
                 with Meter() as meter:
-                    cells = measure(cfg, r, label, kw, keys, tok.encode, done, save, bos)
+                    cells = measure(cfg, r, label, kw, keys, tok.encode, prev, save, bos)
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 if isinstance(e, ConfigError):  # a bad setting of the command line, not this run's limit
                     raise

@@ -6,6 +6,7 @@
   evaluation.py     the protocols' per-token losses (last-token, non-overlapping, sliding), attention variants,
                     ERF tools
   streaming.py      one long text through a bounded KV cache (extrapolate.py --protocol=stream)
+  resume.py         --reuse: a long run goes on from its own JSON, a table grows by the runs trained here
   loading.py        what a --ckpt name is (train.py checkpoint, alias, GGUF, folder, hub name), decided once; tokenizers
   pretrained.py     pretrained families (Llama, Mistral, Qwen2, SmolLM, GPT-NeoX, GPT-2, Gemma 3) into model.GPT
   aliases.py        the offline aliases smollm2 and gemma3: GGUF files that pip packages ship (Gemma 3's joined once)

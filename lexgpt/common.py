@@ -199,8 +199,9 @@ class Progress:
     with the items done, their rate and the time left at that rate, so a run of minutes is never silent and one of
     seconds stays quiet. `note` adds what the caller knows so far (a running perplexity)."""
 
-    def __init__(self, what, total, unit='items'):
-        self.what, self.total, self.unit, self.count = what, total, unit, 0
+    def __init__(self, what, total, unit='items', start=0):
+        """start: items done before (a resumed run); the rate counts only the ones done here."""
+        self.what, self.total, self.unit, self.count, self.start = what, total, unit, start, start
         self.t0 = self.shown = time.perf_counter()
 
     def done(self, k=1, note=''):
@@ -208,7 +209,7 @@ class Progress:
         now = time.perf_counter()
         if now - self.shown < PROGRESS_SECONDS or self.count >= self.total:
             return
-        self.shown, rate = now, self.count / max(now - self.t0, 1e-9)
+        self.shown, rate = now, (self.count - self.start) / max(now - self.t0, 1e-9)
         print(f"  {self.what}: {self.count:,}/{self.total:,} {self.unit}, {rate:,.2f}/s, about "
               f"{(self.total - self.count) / rate:,.0f} s left" + (f", {note}" if note else ''), file=sys.stderr,
               flush=True)

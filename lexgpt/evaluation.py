@@ -44,15 +44,19 @@ def runs_bos(runs, on=True):
 # ------------------------------------------------------------------ the three protocols: per-token losses
 
 @torch.inference_mode()
-def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=None, what=''):
+def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=None, what='', done=(), save=None):
     """Thesis 4.3.4 / Fig. 4.3: the loss of token e given exactly the L tokens before it (input tokens[e-L:e]). With
     the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
     the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. bos: each input's first
-    token (corpus.with_bos). -> [len(ends) * last_k]. `what` names the run in the progress lines (common.Progress)."""
+    token (corpus.with_bos). -> [len(ends) * last_k]. `what` names the run in the progress lines (common.Progress).
+    A long cell resumes: done holds the losses of its first inputs, scored before, and save(losses so far) is called
+    after each forward pass."""
     ends = np.asarray(ends)
     rows = max(1, batch_tokens // L)  # windows per forward pass
-    out, progress = [], Progress(what or f'L_ex={L}', len(ends), 'segments')
-    for i in range(0, len(ends), rows):
+    first = len(done) // last_k
+    out = [torch.tensor(np.asarray(done, dtype=np.float64)[:first * last_k])]
+    progress = Progress(what or f'L_ex={L}', len(ends), 'segments', start=first)
+    for i in range(first, len(ends), rows):
         x, y = slices(tokens, ends[i:i + rows] - L, L, bos)
         if last_k == 1:
             logits, _ = model(x)  # the last position only
@@ -60,7 +64,9 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
         else:
             out.append(last_losses(model, x, y, last_k))
         progress.done(len(x))
-    return torch.cat(out).double().numpy()
+        if save:
+            save(torch.cat([o.double() for o in out]).numpy())
+    return torch.cat([o.double() for o in out]).numpy()
 
 
 def last_losses(model, x, y, k):

@@ -3,7 +3,6 @@ One long text through a bounded cache (extrapolate.py --protocol=stream; LM-Infi
 which models can stream, the stream read a chunk at a time, its per-token losses through a cache-relative KVCache,
 and the protocol's rows, table and plot. bench.py times the same path.
 """
-import glob
 import itertools
 import math
 import time
@@ -11,11 +10,11 @@ import time
 import numpy as np
 import torch
 
-from lexgpt.common import fmt_ppl, md_table, Meter, plt, Progress, read_json, write_outputs
+from lexgpt.common import fmt_ppl, md_table, Meter, plt, Progress, write_outputs
 from lexgpt.config import ConfigError
 from lexgpt.corpus import load_split, with_bos
-from lexgpt.evaluation import extension, runs_bos
-from lexgpt.loading import data_of, ckpt_kind, PRETRAINED, run_folder
+from lexgpt.evaluation import runs_bos
+from lexgpt.loading import data_of
 from model import KVCache
 
 STYLES = ['-', '--', ':']  # line style per row
@@ -108,23 +107,12 @@ def stream_row(cfg, r, parts, row, edges, bos=None):
     return out
 
 
-def stream_reuse(cfg):
-    """--reuse for protocol=stream -> (the previous stream JSON or None, the ckpt patterns still to load): a run whose
-    folder is not on this machine keeps its rows, so the table grows by the runs trained here."""
-    if not cfg['reuse']:
-        return None, cfg['ckpt']
-    old = read_json(cfg['reuse'], 'reuse')
-    if not isinstance(old, dict) or old.get('protocol') != 'stream' or not all(
-            isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in old.get('results', [None])):
-        raise ConfigError(f"reuse: {cfg['reuse']} is not a stream JSON of extrapolate.py (protocol=stream, rows with "
-                          f"ckpt, row, iters)")
-    names, left = {o['ckpt'] for o in old['results']}, []
-    for p in cfg['ckpt']:
-        if not glob.glob(p) and ckpt_kind(p) not in PRETRAINED and run_folder(p)[1] + extension(cfg)[0] in names:
-            print(f"note: {p} is not here: its rows are kept from {cfg['reuse']}")
-        else:
-            left.append(p)
-    return old, left
+def stream_problem(data):
+    """Why data is not a stream JSON of extrapolate.py ('' where it is)."""
+    if not isinstance(data, dict) or data.get('protocol') != 'stream' or not all(
+            isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in data.get('results', [None])):
+        return "is not a stream JSON of extrapolate.py (protocol=stream, rows with ckpt, row, iters)"
+    return ''
 
 
 def check_stream(cfg):
@@ -133,9 +121,9 @@ def check_stream(cfg):
         raise ConfigError(f"stream_rows={','.join(cfg['stream_rows'])}; allowed: {', '.join(STREAM_ROWS)}")
 
 
-def stream(cfg, runs, old=None):
+def stream(cfg, runs, prev):
     """protocol=stream: every run over one stream of cfg['tokens'] targets, one row per stream_rows entry; the JSON
-    is rewritten after each row, so a stopped run is resumed by --reuse of its own file."""
+    is rewritten after each row, so a stopped run is resumed by --reuse of its own file (prev: lexgpt/resume.py)."""
     check_stream(cfg)
     for r in runs:
         if why := stream_refusal(r.model):
@@ -145,29 +133,20 @@ def stream(cfg, runs, old=None):
     if len(parts[0]) <= cfg['tokens'] and cfg['split'] != 'train':  # the stream goes on into train
         parts.append(load_split(folder, 'train').tokens)
     edges = position_buckets(cfg['tokens'])
-    bos = runs_bos(runs, cfg['bos']) if runs else (old or {}).get('settings', {}).get('bos')
+    bos = runs_bos(runs, cfg['bos']) if runs else prev.settings().get('bos')
     settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'],
                     cache_window=cfg['cache_window'], bos=bos)
-    if old:  # files made before None meant L_tr said 0 for it, and before settings.bos put no BOS first
-        old['settings'] = dict(old['settings'], cache_window=old['settings'].get('cache_window') or None,
-                               bos=old['settings'].get('bos'))
-    if old and old.get('settings') != settings:
-        raise ConfigError(f"reuse={cfg['reuse']!r} was made with settings {old.get('settings')}, "
-                          f"this run has {settings}")
-    names = {r.name: r for r in runs}
-    # rows of the reuse file are kept for runs not named here and taken for those at the same training iteration
-    done = {(o['ckpt'], o['row']): o for o in (old or {}).get('results', [])
-            if o['ckpt'] not in names or o['iters'] == names[o['ckpt']].iters}
-    rows = [o for (name, _), o in done.items() if name not in names]
+    # files made before None meant L_tr said 0 for it, and before settings.bos put no BOS first
+    made = prev.settings(dict(cache_window=None, bos=None))
+    prev.check_settings(settings, dict(made, cache_window=made['cache_window'] or None))
+    here = {r.name for r in runs}
+    rows = [o for o in prev.list_rows(prev.data) if o['ckpt'] not in here] if prev else []  # runs not named here
     for r, row in itertools.product(runs, cfg['stream_rows']):
-        if (r.name, row) in done:
-            print(f"{r.name:>18} {row:>28}: taken from {cfg['reuse']}")
-        rows.append(done.get((r.name, row)) or stream_row(cfg, r, parts, row, edges, bos))
-        have = {(o['ckpt'], o['row']) for o in rows}  # and the reuse file's rows not reached yet
-        so_far = rows + [o for k, o in done.items() if k not in have]
-        write_outputs(cfg['out_dir'], cfg['name'] or 'stream', dict(protocol='stream', partial=True, settings=settings,
-                                                                      bucket_edges=edges.tolist(), results=so_far),
-                      say=False)
+        rows.append(prev.take((r.name, row), r.iters, f"{r.name:>18} {row:>28}")
+                    or stream_row(cfg, r, parts, row, edges, bos))
+        partial = dict(protocol='stream', partial=True, settings=settings, bucket_edges=edges.tolist(),
+                       results=prev.so_far(rows))
+        write_outputs(cfg['out_dir'], cfg['name'] or 'stream', partial, say=False)
     ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
     md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
           f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "

@@ -292,6 +292,35 @@ def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_
     assert sorted((r['ckpt'], r['mult']) for r in kept) == [('a', 1), ('a', 2), ('a', 4), ('b', 4)]
 
 
+def test_a_cell_stopped_half_way_keeps_its_inputs_and_goes_on_from_them(tmp_path, monkeypatch):
+    """A pretrained model's cell takes hours (4 inputs at 128k tokens): the last-token protocol writes the losses of
+    the inputs it has scored into the partial JSON, and --reuse of that file scores only the others, to the same
+    loss as a run never stopped."""
+    data = save_split(tmp_path, make_split())
+    a = save_ckpt(tmp_path, tiny('rope'), 'a')
+    base = cfg(ckpt=[a], data_dir=data, lengths=[4], n=5, last_k=3, batch_tokens=64, out_dir=str(tmp_path / 'r'))
+    whole = ex.main(dict(base, name='whole'))['results'][0]
+    monkeypatch.setattr(ex, 'CELL_SAVE_SECONDS', 0.0)
+    forwards, real = [], evaluation.slices
+
+    def stops_at_the_fourth(*args):  # L = 64 = batch_tokens: one input per forward pass
+        forwards.append(1)
+        if len(forwards) == 4:
+            raise KeyboardInterrupt
+        return real(*args)
+    monkeypatch.setattr(evaluation, 'slices', stops_at_the_fourth)
+    with pytest.raises(KeyboardInterrupt):
+        ex.main(dict(base, name='cut'))
+    cut = json.loads((tmp_path / 'r' / 'cut.json').read_text())
+    row = cut['results'][0]
+    assert cut['partial'] and row['loss'] is None and len(row['losses_so_far']) == 3 * 3
+    forwards.clear()
+    again = ex.main(dict(base, name='cut', reuse=str(tmp_path / 'r' / 'cut.json')))['results'][0]
+    assert len(forwards) == 2 and again['inputs_scored_before'] == 3  # inputs 4 and 5 only
+    assert again['loss'] == whole['loss'] and again['n_scored'] == whole['n_scored'] == 15
+    assert 'losses_so_far' not in again
+
+
 def test_the_defaults_are_those_the_committed_tables_were_made_with():
     """A default changed in DEFAULTS or VARIANT_DEFAULTS (LM-Infinite's n_starting = 10, say) silently changes what
     `bash results.sh` makes again: each committed perplexity table recorded, for every setting its command leaves out,

@@ -179,7 +179,7 @@ def test_extrapolate_stream_bad_settings_are_one_line(tmp_path):
     base = [f'--ckpt={a}', f'--data_dir={data}', '--tokens=100', f'--out_dir={tmp_path / "out"}']
     ex.main(parse_config(ex.DEFAULTS, base + ['--lengths=1', '--n=2']))
     foreign = f'--reuse={tmp_path / "out" / "ppl_last_token.json"}'
-    not_stream = r'ppl_last_token.json is not a stream JSON of extrapolate.py \(protocol=stream'
+    not_stream = r"ppl_last_token.json' is not a stream JSON of extrapolate.py \(protocol=stream"
     with pytest.raises(ConfigError, match=not_stream):
         ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', foreign]))
     with pytest.raises(ConfigError, match=r'^stream_rows=sinks,tail; allowed: sinks, no_sinks, windows$'):
