@@ -56,7 +56,7 @@ DEFAULTS = dict(
     stride=0,                   # sliding: tokens between windows (0: L_tr)
     tokens=1000000,             # stream: targets scored, the split's documents joined, then train beyond it
     cache_window=None,          # stream: the last tokens each token sees besides the n_starting first (None: L_tr)
-    chunk=256,                  # stream: tokens per forward pass through the bounded cache
+    stream_step=256,            # stream: tokens fed per forward pass through the bounded cache
     # stream: S = n_starting | S = 0 | windows of cache_window from scratch
     stream_rows=['sinks', 'no_sinks', 'windows'],
     reuse='',                   # ppl, stream: a previous JSON with the same settings (lexgpt/resume.py): its rows are
@@ -443,7 +443,7 @@ def main(cfg):
         raise ConfigError("lengths is empty; give multiples of L_tr, e.g. --lengths=1,2,4,8,16")
     check_settings(cfg)
     for key, low in dict(last_k=1, max_tokens=1, batch_tokens=1, n=0, offset=0, stride=0, smooth=0, threads=0, tokens=1,
-                         chunk=1, n_starting=0, base_len=0).items():
+                         stream_step=1, n_starting=0, base_len=0).items():
         if cfg[key] < low:
             raise ConfigError(f"{key}={cfg[key]} must be an integer >= {low}")
     if cfg['cache_window'] is not None and cfg['cache_window'] < 1:  # 0 keeps every token in sample.py: no stream

@@ -112,11 +112,11 @@ def get_batch(path, offsets, block_size, device, vocab_size=None, dtype='uint16'
     """dtype: the ids' type in the .bin (meta.json's dtype: uint32 for a pretrained model's large vocabulary)."""
     # A fresh memmap per batch: numpy memmaps keep pages referenced and memory creeps up otherwise.
     data = np.memmap(path, dtype=dtype, mode='r')
-    chunk = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
-    if vocab_size is not None and chunk.max() >= vocab_size:  # on CPU, before an index error deep in the model
-        raise ConfigError(f"{path} holds token id {int(chunk.max())}, but vocab_size={vocab_size} allows ids "
+    block = torch.from_numpy(data[offsets.numpy()[:, None] + np.arange(block_size + 1)].astype(np.int64))
+    if vocab_size is not None and block.max() >= vocab_size:  # on CPU, before an index error deep in the model
+        raise ConfigError(f"{path} holds token id {int(block.max())}, but vocab_size={vocab_size} allows ids "
                           f"0..{vocab_size - 1}; leave vocab_size unset to take meta.json's, or set it larger")
-    x, y = chunk[:, :-1].contiguous(), chunk[:, 1:].contiguous()
+    x, y = block[:, :-1].contiguous(), block[:, 1:].contiguous()
     if device.startswith('cuda'):
         return x.pin_memory().to(device, non_blocking=True), y.pin_memory().to(device, non_blocking=True)
     return x, y

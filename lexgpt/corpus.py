@@ -133,8 +133,8 @@ def slices(tokens, starts, L, bos=None):
     """Inputs tokens[s:s+L] and next-token targets tokens[s+1:s+L+1] for each start s -> two int64 [n, L] tensors;
     bos (an id): each input starts with it (with_bos)."""
     ix = np.asarray(starts)[:, None] + np.arange(L + 1)
-    chunk = torch.from_numpy(np.asarray(tokens[ix], dtype=np.int64))
-    return with_bos(chunk[:, :-1], bos), chunk[:, 1:]
+    block = torch.from_numpy(np.asarray(tokens[ix], dtype=np.int64))
+    return with_bos(block[:, :-1], bos), block[:, 1:]
 
 
 def with_bos(x, bos):

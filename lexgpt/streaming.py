@@ -1,7 +1,7 @@
 """
 One long text through a bounded cache (extrapolate.py --protocol=stream; LM-Infinite Fig. 1, StreamingLLM Fig. 3):
-which models can stream, the stream read a chunk at a time, its per-token losses through a cache-relative KVCache,
-and the protocol's rows, table and plot. bench.py times the same path.
+which models can stream, the stream read a step (stream_step tokens) at a time, its per-token losses through a
+cache-relative KVCache, and the protocol's rows, table and plot. bench.py times the same path.
 """
 import itertools
 import math
@@ -38,10 +38,10 @@ def stream_refusal(model):
     return None
 
 
-def stream_chunks(parts, n_tokens, chunk, bos=None, each=False):
-    """(input, target) pairs [1, <= chunk] over the first n_tokens targets of one stream, the token arrays `parts`
-    (memmaps) joined end to end; read a chunk at a time, so memory does not grow with the stream. bos: the stream's
-    first token (with n_starting, the first sink), or every chunk's with each (chunks scored from scratch)."""
+def stream_steps(parts, n_tokens, step, bos=None, each=False):
+    """(input, target) pairs [1, <= step] over the first n_tokens targets of one stream, the token arrays `parts`
+    (memmaps) joined end to end; read a step at a time, so memory does not grow with the stream. bos: the stream's
+    first token (with n_starting, the first sink), or every step's with each (steps scored from scratch)."""
     bounds = np.cumsum([0] + [len(p) for p in parts])
     if n_tokens + 1 > bounds[-1]:
         raise ConfigError(f"tokens={n_tokens}: the stream holds only {bounds[-1] - 1} targets")
@@ -49,21 +49,21 @@ def stream_chunks(parts, n_tokens, chunk, bos=None, each=False):
     def take(a, b):
         got = [p[max(a - s, 0):max(b - s, 0)] for p, s in zip(parts, bounds[:-1])]
         return torch.from_numpy(np.concatenate(got).astype(np.int64))[None]
-    for p in range(0, n_tokens, chunk):
-        c = min(chunk, n_tokens - p)
+    for p in range(0, n_tokens, step):
+        c = min(step, n_tokens - p)
         yield with_bos(take(p, p + c), bos if each or p == 0 else None), take(p + 1, p + c + 1)
 
 
 @torch.inference_mode()
-def stream_losses(model, chunks, cache_window, n_starting, fresh=False):
-    """Per-token losses [c] of each chunk, scored through a relative KVCache that keeps the first n_starting tokens
+def stream_losses(model, steps, cache_window, n_starting, fresh=False):
+    """Per-token losses [c] of each step, scored through a relative KVCache that keeps the first n_starting tokens
     and the last cache_window ones: every token is predicted from at most n_starting + cache_window tokens, at
     distances capped at cache_window (LM-Infinite's ceiling), which equals one forward over the whole stream under
-    model.attention(local=cache_window, n_starting=n_starting, ceiling=cache_window). fresh: each chunk from scratch."""
+    model.attention(local=cache_window, n_starting=n_starting, ceiling=cache_window). fresh: each step from scratch."""
     cache = KVCache(cache_window=cache_window, n_starting=n_starting, relative=True)
     device = next(model.parameters()).device
     with model.attention(ceiling=cache_window if n_starting else 0):  # without starting tokens no distance reaches it
-        for x, y in chunks:
+        for x, y in steps:
             loss = model(x.to(device), targets=y.to(device), cache=None if fresh else cache, reduction='none')[1][0]
             yield loss.double().cpu().numpy()
 
@@ -85,11 +85,11 @@ def stream_row(cfg, r, parts, row, edges, bos=None):
     S, fresh = (cfg['n_starting'] if row == 'sinks' else 0), row == 'windows'
     label = f'windows of {cache_window} from scratch' if fresh else f'S={S}, W={cache_window}'
     loss, secs, at = np.zeros(len(edges) - 1), np.zeros(len(edges) - 1), 0
-    chunks = stream_chunks(parts, cfg['tokens'], cache_window if fresh else cfg['chunk'], bos, fresh)
+    steps = stream_steps(parts, cfg['tokens'], cache_window if fresh else cfg['stream_step'], bos, fresh)
     progress = Progress(f'{r.name} {label}', cfg['tokens'], 'tokens')
     with Meter() as meter:
         t, cpu = time.perf_counter(), time.process_time()
-        for losses in stream_losses(r.model, chunks, cache_window, S, fresh):
+        for losses in stream_losses(r.model, steps, cache_window, S, fresh):
             bucket, now = np.searchsorted(edges, np.arange(at, at + len(losses)), 'right') - 1, time.perf_counter()
             np.add.at(loss, bucket, losses)
             np.add.at(secs, bucket, (now - t) / len(losses))
@@ -98,7 +98,7 @@ def stream_row(cfg, r, parts, row, edges, bos=None):
     cpu = time.process_time() - cpu  # of this process alone: what a busy machine disturbs less than the wall clock
     mean, n = loss.sum() / at, np.diff(edges)
     out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S,
-               W=cache_window, chunk=cfg['chunk'], n_tokens=at, loss=mean, ppl=math.exp(mean),
+               W=cache_window, stream_step=cfg['stream_step'], n_tokens=at, loss=mean, ppl=math.exp(mean),
                ppl_by_bucket=np.exp(loss / n).tolist(), tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu,
                tokens_per_s_by_bucket=(n / secs).tolist(), memory_method=meter.method, **meter.record())
     print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out['ppl']):>8} over {at} tokens, last bucket "

@@ -5,6 +5,21 @@ import pytest
 import torch
 
 
+# the fixtures that take seconds to minutes to build, each shared by the tests of one group (below)
+SHARED = {'gemma3': 'gemma3_270m', 'smollm2': 'smollm2', 'dry': 'lease_dry_run', 'commands': 'results_sh_dry_run'}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """.ci/run runs the tests in two processes (pytest-xdist, -n 2 --dist loadgroup), one per core: the tests that use
+    one of the SHARED fixtures go to one process, which builds it once for all of them (the Gemma 3 270M model and
+    its parsed GGUF, SmolLM2's, the dry runs of results.sh)."""
+    for item in items:
+        groups = [SHARED[f] for f in getattr(item, 'fixturenames', ()) if f in SHARED]
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(groups[0]))
+
+
 @pytest.fixture(autouse=True, scope='session')
 def one_thread():
     """The test models are tiny: one thread is fastest, and two threads stall each other on a busy 2-core machine."""

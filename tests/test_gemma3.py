@@ -15,7 +15,7 @@ from lexgpt import aliases, pretrained
 from lexgpt.config import ConfigError
 from lexgpt.evaluation import last_positions
 from model import GPT, KVCache
-from lexgpt.streaming import stream_chunks, stream_losses
+from lexgpt.streaming import stream_losses, stream_steps
 
 transformers = pytest.importorskip('transformers')
 
@@ -170,7 +170,7 @@ def test_a_stream_keeps_the_local_layers_to_their_window(tmp_path):
     x, y = (torch.from_numpy(tokens[a:a + 60].astype(np.int64))[None] for a in (0, 1))
     with torch.no_grad(), model.attention(local=W, n_starting=S, ceiling=W):
         full = model(x, targets=y, reduction='none')[1][0].double().numpy()
-    streamed = np.concatenate(list(stream_losses(model, stream_chunks([tokens], 60, 7), W, S)))
+    streamed = np.concatenate(list(stream_losses(model, stream_steps([tokens], 60, 7), W, S)))
     np.testing.assert_allclose(streamed, full, atol=2e-5)
     cache = KVCache(cache_window=W, n_starting=S, relative=True)
     with torch.no_grad():

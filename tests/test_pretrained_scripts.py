@@ -165,7 +165,7 @@ def test_an_alias_with_reuse_scores_what_its_file_lacks(llama, tmp_path, monkeyp
     assert taken == {16: True, 32: False, 64: True}
     kept = {r['L_ex']: r['loss'] for r in again['results'] if r['L_ex'] != 32}
     assert kept == {r['L_ex']: r['loss'] for r in first['results']}
-    s = dict(base, protocol='stream', tokens=300, n_starting=2, chunk=64, name='stream')
+    s = dict(base, protocol='stream', tokens=300, n_starting=2, stream_step=64, name='stream')
     one = extrapolate.main(dict(s, stream_rows=['sinks']))['results'][0]
     rows = extrapolate.main(dict(s, stream_rows=['sinks', 'no_sinks'], reuse=str(tmp_path / 'stream.json')))['results']
     assert [r['row'] for r in rows] == ['sinks', 'no_sinks'] and rows[1]['S'] == 0
@@ -235,7 +235,7 @@ def test_sample_greedy_equals_transformers(llama, tmp_path):
 
 def test_every_path_puts_the_bos_first(llama, tmp_path, monkeypatch):
     """<s> (0), which the folder's tokenizer puts before a text, starts every input of every protocol and script (of a
-    text read through a cache: its first part; a stream: its first chunk, so that it is the first sink) and no input
+    text read through a cache: its first part; a stream: its first step, so that it is the first sink) and no input
     with --bos=False; every JSON says settings.bos."""
     folder, data = llama
     starts, later, forward = [], [], GPT.forward
@@ -248,8 +248,8 @@ def test_every_path_puts_the_bos_first(llama, tmp_path, monkeypatch):
     runs = {'last_token': (extrapolate, dict(ex, last_k=2)), 'position': (extrapolate, dict(ex, mode='position')),
             'nonoverlap': (extrapolate, dict(ex, protocol='nonoverlap', max_tokens=64)),
             'sliding': (extrapolate, dict(ex, protocol='sliding', max_tokens=64, stride=8)),
-            'stream': (extrapolate, dict(ex, protocol='stream', tokens=100, chunk=16, cache_window=16, n_starting=2,
-                                         stream_rows=['sinks', 'windows'])),
+            'stream': (extrapolate, dict(ex, protocol='stream', tokens=100, stream_step=16, cache_window=16,
+                                         n_starting=2, stream_rows=['sinks', 'windows'])),
             'passkey': (passkey, dict(passkey.DEFAULTS, lengths=[1.0], depths=[0.5], n=1, digits=2)),
             'erf': (receptive_field, dict(receptive_field.DEFAULTS, length=1.0, n=2)),
             'temperature': (temperature, dict(temperature.DEFAULTS, lengths=[1.0], n=1, n_tr=1))}
@@ -262,7 +262,7 @@ def test_every_path_puts_the_bos_first(llama, tmp_path, monkeypatch):
         starts.clear()
         sample.main(dict(sample.DEFAULTS, ckpt=folder, max_new_tokens=3, device='cpu', bos=on))
         assert starts == ([0] if on else [loading.get_tokenizer(folder).encode('\n')[0]])
-    assert later and 0 not in later  # the stream's later chunks, the tokens sampled: the text as it is
+    assert later and 0 not in later  # the stream's later steps, the tokens sampled: the text as it is
 
 
 def test_bounded_cache_with_grouped_query_attention(llama):

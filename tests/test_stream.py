@@ -9,7 +9,7 @@ import torch
 
 import extrapolate as ex
 import helpers
-from lexgpt.streaming import position_buckets, stream_chunks, stream_losses, stream_refusal
+from lexgpt.streaming import position_buckets, stream_steps, stream_losses, stream_refusal
 from lexgpt.config import ConfigError, parse_config
 from model import POSITIONAL_ENCODINGS, KVCache
 
@@ -21,9 +21,9 @@ def text(n, seed=0):
     return np.random.default_rng(seed).integers(1, helpers.V, n).astype(np.uint16)
 
 
-def streamed(model, tokens, chunk, window=W, n_starting=S):
-    chunks = stream_chunks([tokens], len(tokens) - 1, chunk)
-    return np.concatenate(list(stream_losses(model, chunks, window, n_starting)))
+def streamed(model, tokens, step, window=W, n_starting=S):
+    steps = stream_steps([tokens], len(tokens) - 1, step)
+    return np.concatenate(list(stream_losses(model, steps, window, n_starting)))
 
 
 @pytest.mark.parametrize('pe, n_starting',
@@ -37,12 +37,12 @@ def test_stream_equals_full_forward_under_lambda_mask(pe, n_starting):
 
 
 @pytest.mark.parametrize('pe', ['rope', 'alibi', 'fox'])
-def test_chunked_equals_token_by_token(pe):
+def test_many_tokens_a_step_equals_token_by_token(pe):
     model, tokens = helpers.tiny(pe, strong=True), text(61, seed=1)
     np.testing.assert_allclose(streamed(model, tokens, 16), streamed(model, tokens, 1), atol=2e-5)
 
 
-def offset_losses(model, tokens, offset, relative=True, n_starting=S, chunk=8):
+def offset_losses(model, tokens, offset, relative=True, n_starting=S, step=8):
     """Losses of tokens[n_starting:] after the sinks tokens[:n_starting] and a jump of the stream to `offset`, as if
     offset - n_starting tokens between them had streamed through the cache and been dropped."""
     cache, out = KVCache(cache_window=W, n_starting=n_starting, relative=relative), []
@@ -51,8 +51,8 @@ def offset_losses(model, tokens, offset, relative=True, n_starting=S, chunk=8):
         if n_starting:
             model(t[:, :n_starting], cache=cache)
         cache.next = offset
-        for a in range(n_starting, t.size(1) - 1, chunk):
-            b = min(a + chunk, t.size(1) - 1)
+        for a in range(n_starting, t.size(1) - 1, step):
+            b = min(a + step, t.size(1) - 1)
             out.append(model(t[:, a:b], targets=t[:, a + 1:b + 1], cache=cache, reduction='none')[1][0])
             assert cache.k[0].size(2) <= n_starting + W and cache.idx.numel() <= n_starting + W
     return torch.cat(out).double().numpy()
@@ -76,25 +76,25 @@ def test_cache_holds_at_most_s_plus_w_and_the_first_tokens():
     model, tokens = helpers.tiny('rope'), text(100, seed=3)
     cache = KVCache(cache_window=W, n_starting=S, relative=True)
     with torch.no_grad():
-        for x, _ in stream_chunks([tokens], 99, 10):
+        for x, _ in stream_steps([tokens], 99, 10):
             model(x, cache=cache)
             assert all(k.size(2) <= S + W for k in cache.k.values())
     assert cache.idx.tolist() == list(range(S)) + list(range(99 - W, 99))
     assert cache.rel.tolist() == [list(range(S + W))]  # positions are slots: the stream's length never shows
 
 
-def test_stream_chunks_join_parts_and_refuse_a_short_stream():
+def test_stream_steps_join_parts_and_refuse_a_short_stream():
     a, b = np.arange(5, dtype=np.uint16), np.arange(100, 110, dtype=np.uint16)
-    got = list(stream_chunks([a, b], 12, 5))
+    got = list(stream_steps([a, b], 12, 5))
     assert [x.tolist() for x, _ in got] == [[[0, 1, 2, 3, 4]], [[100, 101, 102, 103, 104]], [[105, 106]]]
     assert [y.tolist() for _, y in got] == [[[1, 2, 3, 4, 100]], [[101, 102, 103, 104, 105]], [[106, 107]]]
     with pytest.raises(ConfigError, match='tokens=15: the stream holds only 14 targets'):
-        list(stream_chunks([a, b], 15, 5))
+        list(stream_steps([a, b], 15, 5))
 
 
-def test_windows_baseline_scores_each_chunk_from_scratch():
+def test_windows_baseline_scores_each_step_from_scratch():
     model, tokens = helpers.tiny('alibi'), text(33, seed=4)
-    got = np.concatenate(list(stream_losses(model, stream_chunks([tokens], 32, W), W, 0, fresh=True)))
+    got = np.concatenate(list(stream_losses(model, stream_steps([tokens], 32, W), W, 0, fresh=True)))
     x, y = (torch.from_numpy(tokens[a:a + 32].astype(np.int64)).view(2, W) for a in (0, 1))
     with torch.no_grad():
         want = model(x, targets=y, reduction='none')[1].reshape(-1).double().numpy()
@@ -125,7 +125,7 @@ def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
     helpers.save_split(data, test), helpers.save_split(data, train, 'train')
     path = helpers.save_ckpt(tmp_path, model, 'rope-s0')
     got = ex.main(parse_config(ex.DEFAULTS, [f'--ckpt={path}', f'--data_dir={data}', '--protocol=stream',
-                                             '--tokens=1200', '--n_starting=4', '--chunk=50',
+                                             '--tokens=1200', '--n_starting=4', '--stream_step=50',
                                              f'--out_dir={tmp_path / "out"}']))
     stream = np.concatenate([test.tokens, train.tokens])[:1201].astype(np.int64)
     x, y = torch.from_numpy(stream[:-1])[None], torch.from_numpy(stream[1:])[None]

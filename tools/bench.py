@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from lexgpt.common import (command_line, forward_backward, md_table, Meter, optimizer_step, pick_device, precision,
                            rss_mb)
 from lexgpt.corpus import data_folder, load_meta
-from lexgpt.streaming import stream_chunks, stream_losses, stream_refusal
+from lexgpt.streaming import stream_steps, stream_losses, stream_refusal
 from lexgpt.config import ConfigError, run
 from lexgpt import routes
 from lexgpt import pretrained
@@ -57,12 +57,12 @@ DEFAULTS = dict(
                                 # dense)
     attn_batch=1,               # attention: batch size (16 with lengths=256 is the tiny config's training shape)
     regular_impls=['plain', 'gather', 'reduce'],  # regular: RegularGPT forward implementations
-    regular_chunk=2,            # regular: C
+    chunk_size=2,               # regular: RegularGPT's chunk size C
     pretrained='smollm2',       # pretrained: the checkpoint (alias, .gguf, Hugging Face folder) run by us and by
                                 # transformers
     stream_tokens=[10000, 1000000],  # stream: a short and a long stream, interleaved (window: block_size)
     stream_sinks=4,             # stream: starting tokens S kept in the cache
-    stream_chunk=256,           # stream: tokens per forward pass
+    stream_step=256,            # stream: tokens fed per forward pass
     # the model and batch (a training config sets these; its other keys are ignored here)
     batch_size=16,
     gradient_accumulation_steps=1,
@@ -368,7 +368,7 @@ def bench_attention(cfg, device):
 @torch.no_grad()
 def bench_regular(cfg, device):
     """Forward time of one length-T string through RegularGPT per implementation, all in the same process."""
-    C = cfg['regular_chunk']
+    C = cfg['chunk_size']
     torch.manual_seed(0)
     net = RegularGPT(model_config(cfg, vocab_size=16, pe='regular', chunk_size=C, thickness=1)).to(device).eval()
     bad = [i for i in cfg['regular_impls'] if i not in ('plain', 'gather', 'reduce')]
@@ -397,7 +397,7 @@ def bench_stream(cfg, device):
     lengths = sorted(cfg['stream_tokens'])
     if len(lengths) != 2 or lengths[0] < 1:
         raise ConfigError(f"stream_tokens={cfg['stream_tokens']}: give two positive lengths, e.g. 10000,1000000")
-    W, S, C = cfg['block_size'], cfg['stream_sinks'], cfg['stream_chunk']
+    W, S, fed = cfg['block_size'], cfg['stream_sinks'], cfg['stream_step']
     torch.manual_seed(cfg['seed'])
     rows, out = [], {}
     for pe in [p for p in encodings(cfg) if p in cfg['pes']]:
@@ -409,8 +409,8 @@ def bench_stream(cfg, device):
         def step(n):
             cpu, anon = time.process_time(), 0.0
             with Meter() as m:
-                for _ in stream_losses(model, stream_chunks([text], n, C), W, S):
-                    anon = max(anon, rss_mb())  # after every chunk: the heap's peak, which page reclaim leaves alone
+                for _ in stream_losses(model, stream_steps([text], n, fed), W, S):
+                    anon = max(anon, rss_mb())  # after every step: the heap's peak, which page reclaim leaves alone
             return dict(s=m.seconds, tps=n / m.seconds, cpu_tps=n / (time.process_time() - cpu), mb=m.peak_mb,
                         anon=anon)
         step(lengths[0])  # the first stream of a process pays for allocations that later ones reuse: not timed
@@ -424,10 +424,10 @@ def bench_stream(cfg, device):
         print(f"{pe}: {out[pe]}", flush=True)
     a, b = lengths
     print(f"\nStream through the bounded cache on {device} ({torch.get_num_threads()} threads), S={S}, W={W}, "
-          f"chunks of "
-          f"{C}, random weights and tokens; median tokens per second (wall clock, and per CPU second of this process, "
+          f"steps of {fed} tokens, random weights and tokens; median tokens per second (wall clock, and per CPU "
+          f"second of this process, "
           f"which a busy machine disturbs less) and largest peak RSS (MB; anon: the heap alone, sampled after every "
-          f"chunk) of {cfg['rounds']} interleaved rounds\n")
+          f"step) of {cfg['rounds']} interleaved rounds\n")
     names = ('tok/s', 'tok/CPU s', 'RSS', 'anon RSS')
     print(md_table(['pe'] + [f'{k} @{n}' for k in names for n in (a, b)] + [f'{k} {b}/{a}' for k in names], rows))
     return out
