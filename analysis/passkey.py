@@ -238,8 +238,9 @@ def main(cfg):
     for r in runs:
         for label, kw in specs:
             head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
-            save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'],
-                                               payload(cfg, keys, so_far(out + [dict(head, cells=cells)], prev), bos))
+            # the JSON after every cell, marked partial (as extrapolate.py's) until the report replaces it
+            save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
+                payload(cfg, keys, so_far(out + [dict(head, cells=cells)], prev), bos), partial=True))
             try:
                 with Meter() as meter:
                     cells = measure(cfg, r, label, kw, keys, tok.encode, prev, save, bos)
