@@ -147,7 +147,7 @@ def stream(cfg, runs, prev):
         partial = dict(protocol='stream', partial=True, settings=settings, bucket_edges=edges.tolist(),
                        results=prev.so_far(rows))
         write_outputs(cfg['out_dir'], cfg['name'] or 'stream', partial, say=False)
-    ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) for e in edges[1:]]
+    ends = [f'{e:,}' for e in edges[1:]]  # exact: a rounded 1k would name both 1,024 and a stream's end at 1,200
     md = (f"Perplexity by stream position (positions up to the column's), {cfg['tokens']} tokens of {cfg['split']} "
           f"then train: each token predicted from the first S tokens and the last W (distances capped at W) through a "
           f"cache-relative KV cache, or windows of W scored from scratch; tokens per second (wall clock, and per CPU "

@@ -144,7 +144,8 @@ def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
     assert (tmp_path / 'out' / 'stream.md').exists() and (tmp_path / 'out' / 'stream.png').exists()
     # each perplexity under the bucket it belongs to: ends 64, 128, ..., 1024, 1200 (position_buckets)
     header = next(line for line in (tmp_path / 'out' / 'stream.md').read_text().splitlines() if line.startswith('|'))
-    assert header == '| model | attention | 64 | 128 | 256 | 512 | 1k | 1k | all | tokens/s | tokens/CPU s | peak RSS |'
+    assert header == ('| model | attention | 64 | 128 | 256 | 512 | 1,024 | 1,200 | all | tokens/s | tokens/CPU s '
+                      '| peak RSS |')
     saved = json.loads((tmp_path / 'out' / 'stream.json').read_text())
     assert saved['settings'] == dict(split='test', tokens=1200, n_starting=4, cache_window=None, bos=None)
 
