@@ -215,13 +215,13 @@ CELL_SAVE_SECONDS = 60.0  # a long cell writes its losses so far at most this of
 
 
 def cell_saver(keep, rows, row, setup):
-    """-> save(losses so far) for a cell under way: the partial JSON gets the cell's row with losses_so_far (no loss
-    yet), which --reuse of that file continues from."""
+    """-> save(so_far) for a cell under way: the partial JSON gets the cell's row with losses_so_far() (no loss yet),
+    which --reuse of that file continues from."""
     last = [time.perf_counter()]
 
-    def save(losses):
+    def save(so_far):
         if time.perf_counter() - last[0] >= CELL_SAVE_SECONDS:
-            keep(rows + [dict(row, loss=None, ppl=None, bits=None, losses_so_far=losses.tolist())], setup)
+            keep(rows + [dict(row, loss=None, ppl=None, bits=None, losses_so_far=so_far().tolist())], setup)
             last[0] = time.perf_counter()
     return save
 

@@ -49,13 +49,14 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
     the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
     the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. bos: each input's first
     token (corpus.with_bos). -> [len(ends) * last_k]. `what` names the run in the progress lines (common.Progress).
-    A long cell resumes: done holds the losses of its first inputs, scored before, and save(losses so far) is called
-    after each forward pass."""
+    A long cell resumes: done holds the losses of its first inputs, scored before, and save(so_far) is called after
+    each forward pass, so_far() giving the losses so far (built only where save writes them)."""
     ends = np.asarray(ends)
     rows = max(1, batch_tokens // L)  # windows per forward pass
     first = len(done) // last_k
     out = [torch.tensor(np.asarray(done, dtype=np.float64)[:first * last_k])]
     progress = Progress(what or f'L_ex={L}', len(ends), 'segments', start=first)
+    so_far = lambda: torch.cat([o.double() for o in out]).numpy()
     for i in range(first, len(ends), rows):
         x, y = slices(tokens, ends[i:i + rows] - L, L, bos)
         if last_k == 1:
@@ -65,8 +66,8 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
             out.append(last_losses(model, x, y, last_k))
         progress.done(len(x))
         if save:
-            save(torch.cat([o.double() for o in out]).numpy())
-    return torch.cat([o.double() for o in out]).numpy()
+            save(so_far)
+    return so_far()
 
 
 def last_losses(model, x, y, k):
