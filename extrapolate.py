@@ -278,6 +278,8 @@ def ppl(cfg, runs, split, specs, prev, kept_runs=()):
         desc = ('non-overlapping segments (thesis Table 3.3)' if cfg['protocol'] == 'nonoverlap' else
                 f"sliding windows with stride {cfg['stride'] or 'L_tr'}, each token scored once")
         desc += f" over {first['n_tokens']} tokens of {settings['split']} from offset {cfg['offset']}"
+    if settings['bos'] is not None:  # corpus.with_bos: the length and the scored tokens stay those of a run without
+        desc += f"; each input's first token replaced by BOS (id {settings['bos']}), as llama-perplexity does"
     data = dict(protocol=cfg['protocol'], split=settings['split'], bits_unit=bits_unit, lengths=lengths,
                 settings=settings, setup=setup, description=desc, L_tr=sorted({L for _, L in L_tr.values()}),
                 results=rows, groups=summary)

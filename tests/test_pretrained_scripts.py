@@ -143,8 +143,11 @@ def test_extrapolate_last_token_loss_equals_transformers(llama, tmp_path):
             with torch.no_grad():
                 loss = F.cross_entropy(ref(inp).logits[:, -4:].reshape(-1, V), y[:, -4:].reshape(-1))
             assert got['loss'] == pytest.approx(loss.item(), abs=1e-5)
-    saved = lambda name: json.load(open(tmp_path / f'{name}.json'))['settings']['bos']
-    assert (saved('ppl_last_token'), saved('off')) == (0, None)
+    saved = lambda name: json.load(open(tmp_path / f'{name}.json'))
+    assert (saved('ppl_last_token')['settings']['bos'], saved('off')['settings']['bos']) == (0, None)
+    # the JSON says how the BOS went in (replaced, not prepended); a run without one says nothing of it
+    assert "first token replaced by BOS (id 0)" in saved('ppl_last_token')['description']
+    assert 'BOS' not in saved('off')['description']
     # within L_tr, LM-Infinite's window and ceiling change nothing; past it they do
     assert rows[('LM-Inf(n_start=10)', 16)]['loss'] == pytest.approx(rows[('vanilla', 16)]['loss'], abs=1e-6)
     assert rows[('LM-Inf(n_start=10)', 64)]['loss'] != pytest.approx(rows[('vanilla', 64)]['loss'], abs=1e-4)
