@@ -209,19 +209,20 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
   G="--ckpt=gemma3 --split=train --lengths=0.25,0.5,1,2 --n=4 --last_k=128 --out_dir=results/pretrained"
   python extrapolate.py $G --name=gemma3_bos_plain $(reuse results/pretrained/gemma3_bos_plain.json)
-  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), RoPE extensions
+  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), and after passkey
+  # (its 64k row first), RoPE's extensions at s = 2
   python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 \
     --extend_layers=global --name=gemma3_bos_lminf $(reuse results/pretrained/gemma3_bos_lminf.json)
+  # passkey by depth at 8k, 32k and 64k, 4 keys per cell, each scored alone at 64k (--batch_tokens); the JSON is
+  # rewritten after every cell (at 64k 13 minutes a key and depth on one thread, 7.5 on two)
+  python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=4 --threads=2 \
+    --out_dir=results/pretrained --name=gemma3_bos_passkey $(reuse results/pretrained/gemma3_bos_passkey.json)
   for s in yarn dynamic pi; do
     python extrapolate.py $G --rope_scaling=$s --rope_scale=2 --extend_layers=global \
       --name=gemma3_bos_${s}2 $(reuse results/pretrained/gemma3_bos_${s}2.json)
   done
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_bos_ppl_all --inputs=$(
     for f in plain lminf yarn2 dynamic2 pi2; do printf 'results/pretrained/gemma3_bos_%s.json,' $f; done | sed 's/,$//')
-  # passkey by depth at 8k, 32k and 64k, 4 keys per cell, each scored alone at 64k (--batch_tokens); the JSON is
-  # rewritten after every cell (at 64k 13 minutes a key and depth on one thread, 7.5 on two)
-  python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=4 --threads=2 \
-    --out_dir=results/pretrained --name=gemma3_bos_passkey $(reuse results/pretrained/gemma3_bos_passkey.json)
   # the receptive field at 1 L_tr (4 test-split inputs), and with the global layers windowed at 512: the local layers'
   # reach alone; one JSON each, a finished one kept (no --reuse: 30-40 minutes an input on one thread)
   E="--ckpt=gemma3 --length=1 --n=4 --recompute=True --out_dir=results/pretrained"
@@ -286,7 +287,8 @@ if [ "$what" = gemma3_before_bos ]; then
   [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
   G="--ckpt=gemma3 --split=train --lengths=0.25,0.5,1,2 --n=1 --last_k=128 --out_dir=results/pretrained"
   python extrapolate.py $G --name=gemma3_plain $(reuse results/pretrained/gemma3_plain.json)
-  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), RoPE extensions
+  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), and after passkey
+  # (its 64k row first), RoPE's extensions at s = 2
   python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
     --name=gemma3_lminf $(reuse results/pretrained/gemma3_lminf.json)
   for s in yarn dynamic pi; do
