@@ -10,10 +10,11 @@ import os
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lexgpt import aliases, pretrained
 from lexgpt.config import ConfigError
-from lexgpt.evaluation import last_positions
+from lexgpt.evaluation import bos_id, last_positions, nonoverlap_losses
 from model import GPT, KVCache
 from lexgpt.streaming import stream_losses, stream_steps
 
@@ -145,6 +146,28 @@ def test_an_extension_asked_for_on_the_global_layers_equals_transformers(tmp_pat
     idx = inputs(40)
     with torch.no_grad():
         assert (all_logits(ours, idx) - theirs(idx).logits).abs().max() <= 1e-4
+
+
+def test_a_tiny_gemma3_folder_is_scored_with_its_tokenizers_bos_as_transformers_scores_it(tmp_path):
+    """A random Gemma 3 folder with Gemma's tokenizer (add_bos_token=True, as its hub files): a window cut from a
+    corpus gets <bos> in its first place (corpus.with_bos), and its perplexity through our protocol equals transformers'
+    on the text as that tokenizer encodes it (default special tokens), to 1e-3 relative; without <bos> it differs."""
+    folder = save_tiny(tmp_path, **TINY)
+    vocab = ['<pad>', '<eos>', '<bos>', '<unk>', 'a', 'b', 'c', '\u2581']
+    transformers.GemmaTokenizer(vocab={t: i for i, t in enumerate(vocab)}, merges=[],
+                                add_bos_token=True).save_pretrained(folder)
+    ours, their_tok = GPT.from_pretrained(folder), transformers.AutoTokenizer.from_pretrained(folder)
+    text = ' '.join(''.join(np.random.default_rng(0).choice(list('abc'), 3)) for _ in range(8))
+    ids = their_tok(text, return_tensors='pt').input_ids
+    L = ids.size(1) - 1
+    assert bos_id(ours) == ids[0, 0].item() == their_tok.bos_token_id == 2 and L >= T
+    tokens = np.array([1] + ids[0, 1:].tolist(), dtype=np.uint16)  # data.prepare's layout: eot, then the text
+    with torch.no_grad():
+        want = F.cross_entropy(reference(folder)(ids[:, :-1]).logits[0], ids[0, 1:]).exp().item()
+    got = np.exp(nonoverlap_losses(ours, tokens, 0, L, L, bos=bos_id(ours)).mean())
+    assert got == pytest.approx(want, rel=1e-3)
+    without = np.exp(nonoverlap_losses(ours, tokens, 0, L, L, bos=bos_id(ours, on=False)).mean())
+    assert abs(without / want - 1) > 1e-2
 
 
 @pytest.mark.parametrize('layers', ['all', 'global', 'local'])
