@@ -102,18 +102,33 @@ def score_answers(model, prompts, answers, batch_tokens=16384):
     return res
 
 
+def scored_in_passes(model, made, batch_tokens, before=(), save=lambda so_far: None):
+    """score_answers over a cell's (prompt, answer, offset) triples, a forward pass's worth of keys at a time, after
+    the results `before` of the keys a stopped run scored; save(results so far) after each pass but the last, so that
+    a stopped cell keeps its keys (a 64k-token prompt is minutes of CPU)."""
+    prompts, answers = [p for p, _, _ in made], [a for _, a, _ in made]
+    per_pass = max(1, batch_tokens // (len(prompts[0]) + len(answers[0]) - 1))  # as score_answers batches them
+    res = list(before)
+    for i in range(len(res), len(made), per_pass):
+        res += score_answers(model, prompts[i:i + per_pass], answers[i:i + per_pass], batch_tokens)
+        if len(res) < len(made):
+            save(res)
+    return res
+
+
 def measure(cfg, run, label, kw, keys, encode, prev, save, bos=None):
     """One run under one attention variant: a cell per (length, depth) with its accuracy and log-probs, taken from
-    the --reuse file `prev` where it holds the cell; save(cells) after each scored one."""
+    the --reuse file `prev` where it holds the cell, or gone on with from the keys it holds of a cell stopped
+    half-way (keys_so_far); save(cells) after each scored cell and each forward pass."""
     cells, progress = [], Progress(f'{run.name} {label}', len(cfg['lengths']) * len(cfg['depths']), 'cells')
     for m in cfg['lengths']:
         L = ex_len(m, run.L_tr)
         with run.model.attention(**kw(run.L_tr, m)):
             for depth in cfg['depths']:
-                where = f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}"
-                done = prev.take((run.name, label, m, depth), what=where)
-                if done:
-                    cells.append(done[1])
+                done = (prev.take((run.name, label, m, depth)) or (None, {}))[1]
+                if done.get('accuracy') is not None:
+                    print(f"{run.name:>18} {label:>16} {m:g}x, depth {depth:g}: taken from {prev.path}")
+                    cells.append(done)
                     progress.done()
                     continue
                 made = [passkey_prompt(cfg['style'], L, depth, k, encode, bos) for k in keys]
@@ -121,11 +136,15 @@ def measure(cfg, run, label, kw, keys, encode, prev, save, bos=None):
                 if depth == cfg['depths'][0] and seen > L:
                     print(f"note: the {cfg['style']!r} prompt and key take {seen} tokens without fillers, more than "
                           f"{m:g} x L_tr = {L}: its rows say L_ex={seen}")
-                res = score_answers(run.model, [p for p, _, _ in made], [a for _, a, _ in made], cfg['batch_tokens'])
-                cells.append(dict(mult=m, L_ex=seen, depth=depth, accuracy=np.mean([x['exact'] for x in res]),
+                cell = dict(mult=m, L_ex=seen, depth=depth)
+                before = done.get('keys_so_far', [])
+                res = scored_in_passes(run.model, made, cfg['batch_tokens'], before,
+                                       lambda so_far: save(cells + [dict(cell, accuracy=None, keys_so_far=so_far)]))
+                cells.append(dict(cell, accuracy=np.mean([x['exact'] for x in res]),
                                   mean_logprob=np.mean([x['logprob'] for x in res]),
                                   digit_acc=float(np.mean([x['digit_acc'] for x in res])),
-                                  mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0])))
+                                  mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0]),
+                                  **(dict(keys_scored_before=len(before)) if before else {})))
                 save(cells)
                 progress.done()
         row = cells[-len(cfg['depths']):]

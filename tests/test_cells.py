@@ -29,15 +29,16 @@ def test_a_perplexity_file_under_way_counts_inputs_not_tokens_and_lists_the_vari
                    ('m', 'windowed@L_tr', 1.0, 16, '', 0, 4), ('m', 'windowed@L_tr', 2.0, 32, '', 0, 4)]
 
 
-def test_passkey_cells_count_the_keys_matched_and_the_cells_not_run(tmp_path):
+def test_passkey_cells_count_the_keys_matched_scored_so_far_and_not_run(tmp_path):
     cell = dict(mult=1.0, L_ex=64, depth=0.0, accuracy=0.5, mean_logprob=-1.25)
-    data = dict(command='python -m analysis.passkey', keys=['11111', '22222'], depths=[0.0, 1.0], lengths=[1.0],
-                results=[dict(ckpt='m', variant='vanilla', cells=[cell])])
+    half = dict(mult=1.0, L_ex=64, depth=0.5, accuracy=None, keys_so_far=[dict(exact=True)])
+    data = dict(command='python -m analysis.passkey', keys=['11111', '22222'], depths=[0.0, 0.5, 1.0], lengths=[1.0],
+                results=[dict(ckpt='m', variant='vanilla', cells=[cell, half])])
     (tmp_path / 'pk.json').write_text(json.dumps(data))
     state, got = cells.cells_of(str(tmp_path / 'pk.json'))
     assert state == 'under way'
     assert got == [('m', 'vanilla', 1.0, 64, 'depth 0: 1/2 exact, mean log-prob -1.25', 2, 2),
-                   ('m', 'vanilla', 1.0, None, 'depth 1', 0, 2)]
+                   ('m', 'vanilla', 1.0, 64, 'depth 0.5', 1, 2), ('m', 'vanilla', 1.0, None, 'depth 1', 0, 2)]
 
 
 def test_a_stream_lists_its_commands_rows(tmp_path):

@@ -147,3 +147,27 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     (tmp_path / 'half.json').write_text('{"style": "co')  # what a write cut short would leave
     with pytest.raises(ConfigError, match=r"reuse='.*half.json' cannot be read as JSON"):
         pk.main(dict(cfg, reuse=str(tmp_path / 'half.json')))
+
+
+def test_a_cell_stopped_half_way_keeps_its_keys_and_goes_on_from_them(tmp_path, monkeypatch):
+    """With one prompt per forward pass, the JSON holds a cell's keys as they are scored (keys_so_far, no accuracy
+    yet); --reuse of it scores only the keys left, and the cell is the one an unstopped run makes."""
+    path = save_ckpt(tmp_path, tiny('alibi', vocab_size=256, block_size=64), 'a')
+    cfg = dict(pk.DEFAULTS, ckpt=[path], lengths=[4], depths=[0.5], n=3, batch_tokens=1, out_dir=str(tmp_path))
+    whole = pk.main(dict(cfg, name='whole'))[0]['cells'][0]
+    passes, real = [], pk.score_answers
+
+    def counting(model, prompts, answers, *rest):
+        if len(passes) == 2:
+            raise RuntimeError('stopped')
+        passes.append(len(prompts))
+        return real(model, prompts, answers, *rest)
+
+    monkeypatch.setattr(pk, 'score_answers', counting)
+    with pytest.raises(RuntimeError, match='stopped'):  # two keys scored, the third pass dies
+        pk.main(cfg)
+    cell = json.loads((tmp_path / 'passkey.json').read_text())['results'][0]['cells'][0]
+    assert cell['accuracy'] is None and len(cell['keys_so_far']) == 2 and passes == [1, 1]
+    passes.clear()
+    again = pk.main(dict(cfg, reuse=str(tmp_path / 'passkey.json')))[0]['cells'][0]
+    assert passes == [1] and again.pop('keys_scored_before') == 2 and again == whole

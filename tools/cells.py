@@ -7,10 +7,10 @@ reached. A page that quotes a run under way quotes this file, not a table copied
 A cell of a last-token perplexity JSON (extrapolate.py) is a run, a variant and a length: its perplexity over n
 inputs of settings.last_k scored tokens each; a cell under way counts the inputs its losses_so_far holds. The
 variants a file's command asks for come from that command, so a variant not begun is listed too, with n = 0. A cell
-of a passkey JSON (analysis.passkey) is a variant, a length and a depth: the keys greedily matched, of those scored.
-A cell of a stream JSON is a row of its command's stream_rows, over its tokens. Any other JSON (an ERF's, another
-protocol's) is one line; a file not made yet, one line with n = 0. Writes <name>.md and <name>.json (with the
-command) under out_dir.
+of a passkey JSON (analysis.passkey) is a variant, a length and a depth: the keys greedily matched, of those scored
+(under way: the keys its keys_so_far holds). A cell of a stream JSON is a row of its command's stream_rows, over its
+tokens. Any other JSON (an ERF's, another protocol's) is one line; a file not made yet, one line with n = 0. Writes
+<name>.md and <name>.json (with the command) under out_dir.
 """
 import os
 import shlex
@@ -63,11 +63,13 @@ def passkey_cells(data):
         cells = {(c['mult'], c['depth']): c for c in row['cells']}
         for m in data['lengths']:
             for d in data['depths']:
-                c = cells.get((m, d))
-                value = (f"depth {d:g}: {round(c['accuracy'] * n_keys)}/{n_keys} exact, mean log-prob "
-                         f"{c['mean_logprob']:.2f}" if c else f'depth {d:g}')
-                out.append((row['ckpt'], row['variant'], m, c['L_ex'] if c else None, value, n_keys if c else 0,
-                            n_keys))
+                c = cells.get((m, d), {})
+                if c.get('accuracy') is not None:
+                    value, done = (f"depth {d:g}: {round(c['accuracy'] * n_keys)}/{n_keys} exact, mean log-prob "
+                                   f"{c['mean_logprob']:.2f}"), n_keys
+                else:  # under way (the keys scored so far) or not begun
+                    value, done = f'depth {d:g}', len(c.get('keys_so_far', ()))
+                out.append((row['ckpt'], row['variant'], m, c.get('L_ex'), value, done, n_keys))
     return out
 
 
