@@ -214,7 +214,7 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 \
     --extend_layers=global --name=gemma3_bos_lminf $(reuse results/pretrained/gemma3_bos_lminf.json)
   # passkey by depth at 8k, 32k and 64k, 4 keys per cell, each scored alone at 64k (--batch_tokens); the JSON is
-  # rewritten after every cell (at 64k 13 minutes a key and depth on one thread, 7.5 on two)
+  # rewritten after every forward pass, so a stopped cell keeps its keys (at 64k 13 minutes a key on one thread)
   python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=4 --threads=2 \
     --out_dir=results/pretrained --name=gemma3_bos_passkey $(reuse results/pretrained/gemma3_bos_passkey.json)
   for s in yarn dynamic pi; do

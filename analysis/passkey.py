@@ -10,7 +10,8 @@ counts as found when every one of its tokens is the model's top choice given the
 
 Lengths are multiples of each checkpoint's training length L_tr; depth 0 puts the key right after the intro, depth 1
 right before the question. Attention variants add panels next to the vanilla model. Writes <out_dir>/<name>.json,
-.md and .png.
+.md and .png; the JSON is written as the keys are scored (marked partial), and --reuse=<that JSON> goes on where a
+stopped run left off, inside a cell too.
 """
 import math
 
