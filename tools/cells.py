@@ -74,7 +74,7 @@ def passkey_cells(data):
 
 
 def stream_cells(data):
-    """The rows of a stream JSON: (run, row, 1, tokens, perplexity, tokens streamed, tokens asked for)."""
+    """The rows of a stream JSON: (run, row, no length, tokens, perplexity, tokens streamed, tokens asked for)."""
     cfg = command_settings(data['command'])
     rows = {(r['ckpt'], r['row']): r for r in data['results']}
     runs = list(dict.fromkeys(r['ckpt'] for r in data['results'])) or [','.join(cfg['ckpt'])]
