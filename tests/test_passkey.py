@@ -111,6 +111,21 @@ def test_a_length_shorter_than_the_prompt_is_labelled_by_what_the_model_saw(tmp_
         pk.main(dict(cfg, lengths=[0.1, 0]))
 
 
+def passes_stopping_after(n, monkeypatch):
+    """score_answers as it is, but the (n+1)-th call dies as a stopped run would; -> the prompts of each call made
+    (cleared by the test, the count starts again)."""
+    scored, real = [], pk.score_answers
+
+    def counting(model, prompts, answers, *rest):
+        if len(scored) == n:
+            raise RuntimeError('stopped')
+        scored.append(len(prompts))
+        return real(model, prompts, answers, *rest)
+
+    monkeypatch.setattr(pk, 'score_answers', counting)
+    return scored
+
+
 def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_path, monkeypatch):
     """--reuse scores only the cells its JSON lacks; the JSON is rewritten after each scored cell, so a run that
     dies mid-way leaves its finished cells for the next one; a file with other keys is refused."""
@@ -118,15 +133,7 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     cfg = dict(pk.DEFAULTS, ckpt=[path], lengths=[4], depths=[0, 1], n=2, out_dir=str(tmp_path / 'res'))
     first = pk.main(cfg)[0]['cells']
     done = str(tmp_path / 'res' / 'passkey.json')
-    scored, real = [], pk.score_answers
-
-    def counting(model, prompts, answers, *rest):
-        if len(scored) == 2:
-            raise RuntimeError('stopped')
-        scored.append(len(prompts))
-        return real(model, prompts, answers, *rest)
-
-    monkeypatch.setattr(pk, 'score_answers', counting)
+    scored = passes_stopping_after(2, monkeypatch)
     with pytest.raises(RuntimeError, match='stopped'):  # two new depths, then a third that dies
         pk.main(dict(cfg, depths=[0, 0.25, 0.5, 1, 0.75], reuse=done))
     stopped = json.loads((tmp_path / 'res' / 'passkey.json').read_text())
@@ -155,15 +162,7 @@ def test_a_cell_stopped_half_way_keeps_its_keys_and_goes_on_from_them(tmp_path, 
     path = save_ckpt(tmp_path, tiny('alibi', vocab_size=256, block_size=64), 'a')
     cfg = dict(pk.DEFAULTS, ckpt=[path], lengths=[4], depths=[0.5], n=3, batch_tokens=1, out_dir=str(tmp_path))
     whole = pk.main(dict(cfg, name='whole'))[0]['cells'][0]
-    passes, real = [], pk.score_answers
-
-    def counting(model, prompts, answers, *rest):
-        if len(passes) == 2:
-            raise RuntimeError('stopped')
-        passes.append(len(prompts))
-        return real(model, prompts, answers, *rest)
-
-    monkeypatch.setattr(pk, 'score_answers', counting)
+    passes = passes_stopping_after(2, monkeypatch)
     with pytest.raises(RuntimeError, match='stopped'):  # two keys scored, the third pass dies
         pk.main(cfg)
     cell = json.loads((tmp_path / 'passkey.json').read_text())['results'][0]['cells'][0]
