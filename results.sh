@@ -193,9 +193,9 @@ if [ "$what" = pretrained ]; then
     --out_dir=results/pretrained --name=smollm2_temperature_ppl
   # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
-    --threads=2 | tee results/pretrained/bench.md
+    --threads=2 --json=results/pretrained/bench.json | tee results/pretrained/bench.md
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=32768 --rounds=1 --warmup=0 \
-    --threads=2 | tee results/pretrained/bench_32k.md
+    --threads=2 --json=results/pretrained/bench_32k.json | tee results/pretrained/bench_32k.md
   # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
   python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
     --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
@@ -234,7 +234,15 @@ fi
 if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
   # #41, #58: Gemma 3's 200k-token stream (the test split, then train) with <bos> its first token, so the first of
   # the S = 4 sinks; W = L_tr = 32,768 for the global layers (the local ones keep their 512), S = 4 against S = 0;
-  # one row per call, so a stopped run keeps the row it finished (40 minutes a row on two threads)
+  # one row per call, so a stopped run keeps the row it finished (40 minutes a row on two threads). First, minutes a
+  # row, the sinks where they can matter: W = 512, so past token 516 the global layers too see only their last 512
+  # keys and the S starting tokens; 32,768 tokens, with <bos> first and, for the comparison, without (--bos=False)
+  for b in bos nobos; do
+    B=
+    [ $b = bos ] || B=--bos=False
+    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=32768 --cache_window=512 --n_starting=4 $B \
+      --threads=2 --out_dir=results/stream --name=stream_gemma3_w512_$b $(reuse results/stream/stream_gemma3_w512_$b.json)
+  done
   for rows in sinks sinks,no_sinks; do
     python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
       --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3_bos \
@@ -271,9 +279,9 @@ fi
 if [ "$what" = pretrained ] || [ "$what" = gemma3_bench ]; then
   # our forward against transformers' Gemma3ForCausalLM on the same GGUF, interleaved in one process
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=2048,8192 --rounds=2 --warmup=1 \
-    --threads=2 | tee results/pretrained/bench_gemma3.md
+    --threads=2 --json=results/pretrained/bench_gemma3.json | tee results/pretrained/bench_gemma3.md
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=gemma3 --lengths=32768 --rounds=1 --warmup=0 \
-    --threads=2 | tee results/pretrained/bench_gemma3_32k.md
+    --threads=2 --json=results/pretrained/bench_gemma3_32k.json | tee results/pretrained/bench_gemma3_32k.md
 fi
 
 if [ "$what" = pretrained ] || [ "$what" = gemma3_cells ]; then
@@ -397,11 +405,13 @@ if [ "$what" = gpu ]; then
   # ones take the flex route), SmolLM2 against transformers (configs/tiny.py says device=cpu: hence --device)
   mkdir -p results/gpu
   python -m tools.bench configs/tiny.py --device=cuda --mode=attention --lengths=4096,16384 --attn_pe=alibi --rounds=5 \
-    --attn_impls=causal,sdpa_mask,flex_eager,flex_compiled,fast | tee results/gpu/attention.md
+    --attn_impls=causal,sdpa_mask,flex_eager,flex_compiled,fast \
+    --json=results/gpu/attention.json | tee results/gpu/attention.md
   python -m tools.bench configs/tiny.py --device=cuda --mode=eval --lengths=8192,32768 --rounds=3 --warmup=1 \
-    --pes=none,alibi,kerple_log,t5,rope --variants=,window,lm_infinite | tee results/gpu/eval.md
+    --pes=none,alibi,kerple_log,t5,rope --variants=,window,lm_infinite \
+    --json=results/gpu/eval.json | tee results/gpu/eval.md
   python -m tools.bench --mode=pretrained --pretrained=smollm2 --device=cuda --dtype=float32 --lengths=8192,32768 --rounds=3 \
-    --warmup=1 | tee results/gpu/pretrained.md
+    --warmup=1 --json=results/gpu/pretrained.json | tee results/gpu/pretrained.md
 fi
 
 if [ "$what" = lease ]; then
@@ -569,18 +579,23 @@ if [ "$what" = bench ]; then
   export OMP_NUM_THREADS=2
   TRAIN_PES=none,rope,alibi,sandwich,t5,kerple_log,kerple_power,kerple_3log,kerple_biaswht,gauss_wht1,xpos,fire,fox,cope
   python -m tools.bench configs/tiny.py --mode=eval --lengths=8192,32768 --rounds=2 --warmup=1 --threads=2 \
-    --pes=none,alibi,kerple_log,kerple_biaswht,t5,sandwich --variants=,window,lm_infinite | tee results/bench/eval.md
+    --pes=none,alibi,kerple_log,kerple_biaswht,t5,sandwich --variants=,window,lm_infinite \
+    --json=results/bench/eval.json | tee results/bench/eval.md
   python -m tools.bench configs/tiny.py --mode=eval --lengths=2048,8192 --rounds=3 --warmup=1 --threads=2 \
-    --pes=none,rope,xpos,fire,fox,cope,kerple_3log,gauss_wht1 | tee results/bench/eval_more.md
-  python -m tools.bench configs/tiny.py --mode=train --rounds=12 --threads=2 --pes=$TRAIN_PES | tee results/bench/train.md
+    --pes=none,rope,xpos,fire,fox,cope,kerple_3log,gauss_wht1 \
+    --json=results/bench/eval_more.json | tee results/bench/eval_more.md
+  python -m tools.bench configs/tiny.py --mode=train --rounds=12 --threads=2 --pes=$TRAIN_PES \
+    --json=results/bench/train.json | tee results/bench/train.md
   OMP_NUM_THREADS=1 python -m tools.bench configs/tiny.py --mode=train --rounds=12 --threads=1 --pes=$TRAIN_PES \
-    | tee results/bench/train_1thread.md
+    --json=results/bench/train_1thread.json | tee results/bench/train_1thread.md
   python -m tools.bench configs/tiny.py --mode=attention --lengths=8192 --attn_pe=alibi --rounds=3 --threads=2 \
-    --attn_impls=causal,sdpa_mask,flex_compiled,fast | tee results/bench/attention.md
+    --attn_impls=causal,sdpa_mask,flex_compiled,fast \
+    --json=results/bench/attention.json | tee results/bench/attention.md
   python -m tools.bench configs/tiny.py --mode=attention --lengths=256 --attn_batch=16 --attn_pe=kerple_log --rounds=10 \
-    --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast | tee results/bench/attention_train.md
+    --threads=2 --attn_impls=causal,sdpa_mask,sdpa_mask_grad,fast \
+    --json=results/bench/attention_train.json | tee results/bench/attention_train.md
   OMP_NUM_THREADS=1 python -m tools.bench configs/tiny.py --mode=stream --pes=alibi,rope --stream_tokens=10000,1000000 \
-    --rounds=2 --warmup=0 --threads=1 | tee results/bench/stream.md
+    --rounds=2 --warmup=0 --threads=1 --json=results/bench/stream.json | tee results/bench/stream.md
 fi
 
 if [ "$what" = mutation ]; then
