@@ -38,7 +38,19 @@ def test_passkey_cells_count_the_keys_matched_scored_so_far_and_not_run(tmp_path
     state, got = cells.cells_of(str(tmp_path / 'pk.json'))
     assert state == 'under way'
     assert got == [('m', 'vanilla', 1.0, 64, 'depth 0: 1/2 exact, mean log-prob -1.25', 2, 2),
-                   ('m', 'vanilla', 1.0, 64, 'depth 0.5', 1, 2), ('m', 'vanilla', 1.0, None, 'depth 1', 0, 2)]
+                   ('m', 'vanilla', 1.0, 64, 'depth 0.5', 1, 2), ('m', 'vanilla', 1.0, None, 'depth 1', 0, 2),
+                   ('m', 'vanilla', 1.0, 64, 'all depths', 3, 6)]
+
+
+def test_a_length_whose_depths_all_finished_totals_the_keys_matched(tmp_path):
+    # by hand: 2 of 2 keys at depth 0, 1 of 2 at depth 1 -> 3 of the 4 prompts at this length
+    done = [dict(mult=1.0, L_ex=64, depth=0.0, accuracy=1.0, mean_logprob=-0.1),
+            dict(mult=1.0, L_ex=64, depth=1.0, accuracy=0.5, mean_logprob=-0.7)]
+    data = dict(command='python -m analysis.passkey', keys=['11111', '22222'], depths=[0.0, 1.0], lengths=[1.0],
+                results=[dict(ckpt='m', variant='vanilla', cells=done)])
+    (tmp_path / 'pk.json').write_text(json.dumps(data))
+    state, got = cells.cells_of(str(tmp_path / 'pk.json'))
+    assert state == 'finished' and got[-1] == ('m', 'vanilla', 1.0, 64, 'all depths: 3/4 exact', 4, 4)
 
 
 def test_a_stream_lists_its_commands_rows(tmp_path):

@@ -8,9 +8,9 @@ A cell of a last-token perplexity JSON (extrapolate.py) is a run, a variant and 
 inputs of settings.last_k scored tokens each; a cell under way counts the inputs its losses_so_far holds. The
 variants a file's command asks for come from that command, so a variant not begun is listed too, with n = 0. A cell
 of a passkey JSON (analysis.passkey) is a variant, a length and a depth: the keys greedily matched, of those scored
-(under way: the keys its keys_so_far holds). A cell of a stream JSON is a row of its command's stream_rows, over its
-tokens. Any other JSON (an ERF's, another protocol's) is one line; a file not made yet, one line with n = 0. Writes
-<name>.md and <name>.json (with the command) under out_dir.
+(under way: the keys its keys_so_far holds), and per length the keys matched over all depths. A cell of a stream
+JSON is a row of its command's stream_rows, over its tokens. Any other JSON (an ERF's, another protocol's) is one
+line; a file not made yet, one line with n = 0. Writes <name>.md and <name>.json (with the command) under out_dir.
 """
 import os
 import shlex
@@ -56,20 +56,28 @@ def ppl_cells(data):
 
 
 def passkey_cells(data):
-    """The cells of analysis.passkey's JSON: (run, variant, mult, L_ex, 'depth d: matched/keys', keys, keys)."""
-    n_keys, out = len(data['keys']), []
+    """The cells of analysis.passkey's JSON: (run, variant, mult, L_ex, 'depth d: matched/keys', keys, keys), and
+    after each length's depths their total, 'all depths: matched/prompts' once every depth is finished."""
+    n_keys, n_depths, out = len(data['keys']), len(data['depths']), []
     rows = data['results'] or [dict(ckpt='', variant='vanilla', cells=[])]
     for row in rows:
         cells = {(c['mult'], c['depth']): c for c in row['cells']}
         for m in data['lengths']:
+            matched, scored, L_ex = 0, 0, None
             for d in data['depths']:
                 c = cells.get((m, d), {})
+                L_ex = c.get('L_ex') or L_ex
                 if c.get('accuracy') is not None:
                     value, done = (f"depth {d:g}: {round(c['accuracy'] * n_keys)}/{n_keys} exact, mean log-prob "
                                    f"{c['mean_logprob']:.2f}"), n_keys
+                    matched += round(c['accuracy'] * n_keys)
                 else:  # under way (the keys scored so far) or not begun
                     value, done = f'depth {d:g}', len(c.get('keys_so_far', ()))
+                scored += done
                 out.append((row['ckpt'], row['variant'], m, c.get('L_ex'), value, done, n_keys))
+            total = n_keys * n_depths
+            value = f'all depths: {matched}/{total} exact' if scored == total else 'all depths'
+            out.append((row['ckpt'], row['variant'], m, L_ex, value, scored, total))
     return out
 
 
