@@ -345,7 +345,7 @@ fi
 if [ "$what" = pretrained_gpu ]; then
   # What a CPU sitting cannot do (#28), on one GPU: passkey at 16k and 32k with four keys per cell (float32, as every
   # CPU table), and PI's fine-tune (bfloat16 autocast), which trains beside them: one GPU holds both. Then the
-  # perplexity grid of the first try on an H100.
+  # perplexity grid that a first try on an H100 did not finish (it ran out of memory at 4x, a fault fixed since).
   # M, D, O, F override model, device, folder and the fine-tune's length (a dry run).
   set +e  # a step that fails (its traceback says why) must not cost the rest of a GPU lease
   [ -f data/pycode-smollm2/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=smollm2
@@ -366,8 +366,8 @@ if [ "$what" = pretrained_gpu ]; then
     n=smollm2_passkey_n4_${v%%:*}
     python -m analysis.passkey $K $(opts $v) --name=$n $(reuse $O/$n.json)
   done
-  # the H100 table of results/pretrained_gpu/README.md: 4 train-split inputs with 32,768 tokens of context (the CPU has since scored
-  # 1x and 4x on the same draws), every extension
+  # the perplexity grid: 4 train-split inputs with 32,768 tokens of context (the CPU has since scored 1x and 4x on
+  # the same draws), every extension
   P="--ckpt=$M --data_dir=data/pycode-smollm2 --device=$D --out_dir=$O --split=train --lengths=0.25,0.5,1,2,4 --n=4"
   P="$P --last_k=128"
   python extrapolate.py $P --lm_infinite=True --windowed=True --name=smollm2_ppl $(reuse $O/smollm2_ppl.json)
@@ -487,8 +487,8 @@ if [ "$what" = lease ]; then
     --json=$O/train_compiled.bench.json
   lease train_eager 60 python -m tools.bench configs/thesis_162m.py --mode=train --device=$D $P --compile=False $TRAIN \
     --json=$O/train_eager.bench.json
-  # (d) SmolLM2-135M against transformers at 8k and 32k, in bf16: transformers' float32 forward at 32k took 88,680 MiB
-  # on an H200 (results/gpu/h200_pretrained.json), more than an H100 has
+  # (d) SmolLM2-135M against transformers at 8k and 32k, in bf16: transformers' float32 forward at 32k needs more
+  # memory than an H100 has
   G=${LEASE_PRETRAINED:-smollm2}
   if [ -z "$LEASE_PRETRAINED" ] && [ -f .lease/smollm2.gguf.partab ]; then
     G=.lease/smollm2.gguf; cat .lease/smollm2.gguf.part* > $G
