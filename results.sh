@@ -487,8 +487,8 @@ if [ "$what" = lease ]; then
     --json=$O/train_compiled.bench.json
   lease train_eager 60 python -m tools.bench configs/thesis_162m.py --mode=train --device=$D $P --compile=False $TRAIN \
     --json=$O/train_eager.bench.json
-  # (d) SmolLM2-135M against transformers at 8k and 32k, in bf16: transformers' float32 forward at 32k needs more
-  # memory than an H100 has
+  # (d) SmolLM2-135M against transformers at 8k and 32k, in bf16: transformers' float32 forward at 32k ran out
+  # of an H100's memory on an earlier lease
   G=${LEASE_PRETRAINED:-smollm2}
   if [ -z "$LEASE_PRETRAINED" ] && [ -f .lease/smollm2.gguf.partab ]; then
     G=.lease/smollm2.gguf; cat .lease/smollm2.gguf.part* > $G
