@@ -288,7 +288,8 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_cells ]; then
   # #58: where Gemma 3's reruns stand, each cell of their JSONs with the n it reached (a partial file's too): what
   # results/pretrained/gemma3.md quotes while they run. Seconds; run it after any of the four steps above
   C=$(for f in plain lminf yarn2 dynamic2 pi2 passkey erf erf_windowed; do
-    printf 'results/pretrained/gemma3_bos_%s.json,' $f; done)results/stream/stream_gemma3_bos.json$(for b in bos nobos; do
+    printf 'results/pretrained/gemma3_bos_%s.json,' $f; done)$(for f in bos w512_bos w512_nobos; do
+    printf 'results/stream/stream_gemma3_%s.json,' $f; done | sed 's/,$//')$(for b in bos nobos; do
     for f in lminf yarn4 dynamic4 pi4; do printf ',results/pretrained/gemma3_%s_4x_%s.json' $b $f; done; done)
   python -m tools.cells --inputs=$C --out_dir=results/pretrained --name=gemma3_bos_cells
 fi
