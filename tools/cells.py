@@ -68,9 +68,9 @@ def passkey_cells(data):
                 c = cells.get((m, d), {})
                 L_ex = c.get('L_ex') or L_ex
                 if c.get('accuracy') is not None:
-                    value, done = (f"depth {d:g}: {round(c['accuracy'] * n_keys)}/{n_keys} exact, mean log-prob "
-                                   f"{c['mean_logprob']:.2f}"), n_keys
-                    matched += round(c['accuracy'] * n_keys)
+                    hits = round(c['accuracy'] * n_keys)
+                    value, done = f"depth {d:g}: {hits}/{n_keys} exact, mean log-prob {c['mean_logprob']:.2f}", n_keys
+                    matched += hits
                 else:  # under way (the keys scored so far) or not begun
                     value, done = f'depth {d:g}', len(c.get('keys_so_far', ()))
                 scored += done
