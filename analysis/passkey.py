@@ -77,10 +77,10 @@ def passkey_prompt(style, n_tokens, depth, key, encode, bos=None):
     return intro + filler * k + needle + filler * (n_fill - k) + question, answer, len(intro) + len(filler) * k
 
 
-def per_pass(batch_tokens, prompt, answer):
-    """How many prompts of this shape go in one forward pass: at most batch_tokens tokens, at least one prompt (four
-    64k-token prompts at once would take four times the memory)."""
-    return max(1, batch_tokens // (len(prompt) + len(answer) - 1))
+def per_pass(batch_tokens, n_prompt, n_answer):
+    """How many prompts of n_prompt tokens (answers of n_answer) go in one forward pass: at most batch_tokens tokens,
+    at least one prompt (four 64k-token prompts at once would take four times the memory)."""
+    return max(1, batch_tokens // (n_prompt + n_answer - 1))
 
 
 @torch.inference_mode()
@@ -94,7 +94,7 @@ def score_answers(model, prompts, answers, batch_tokens=16384):
         shapes.setdefault((len(p), len(a)), []).append(i)
     res = [None] * len(prompts)
     for (lp, la), same in shapes.items():
-        rows = per_pass(batch_tokens, prompts[same[0]], answers[same[0]])
+        rows = per_pass(batch_tokens, lp, la)
         for ids in (same[k:k + rows] for k in range(0, len(same), rows)):
             x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
             with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: their logits
@@ -114,7 +114,7 @@ def scored_in_passes(model, made, batch_tokens, before=(), save=lambda so_far: N
     the results `before` of the keys a stopped run scored; save(results so far) after each pass but the last, so that
     a stopped cell keeps its keys (a 64k-token prompt is minutes of CPU)."""
     prompts, answers = [p for p, _, _ in made], [a for _, a, _ in made]
-    rows, res = per_pass(batch_tokens, prompts[0], answers[0]), list(before)
+    rows, res = per_pass(batch_tokens, len(prompts[0]), len(answers[0])), list(before)
     for i in range(len(res), len(made), rows):
         res += score_answers(model, prompts[i:i + rows], answers[i:i + rows], batch_tokens)
         if len(res) < len(made):
