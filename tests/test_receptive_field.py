@@ -108,3 +108,24 @@ def test_main_with_the_windowed_variant_and_a_regular_gpt(tmp_path, capsys):
     assert s[0] == 0 and (s[1:] > 0).all() and got[('alibi', 'windowed@L_tr')]['erf'] <= 31
     assert (np.array(got[('alibi', 'vanilla')]['s']) > 0).all()
     assert len(json.loads((tmp_path / 'res' / 'erf.json').read_text())['results']) == 3
+
+
+def test_span_table_and_render_from_a_hand_made_json(tmp_path):
+    """The span table on hand values (s = 0.1 .. 0.4 over 4 tokens: the last 1 holds 40%, the first 2 30%), and
+    --render redoes the .md and .png from the JSON alone, leaving the JSON as it was."""
+    row = dict(ckpt='hand', variant='vanilla', L_tr=2, L_ex=4, erf=4, erf_over_L_tr=2.0, share_last_L_tr=0.7,
+               s=[0.1, 0.2, 0.3, 0.4])
+    short = dict(row, ckpt='short', L_ex=2, s=[0.25, 0.75])  # inputs not longer than k get '-'
+    header, table = rf.span_shares([row, short], spans=[1, 2, 8])
+    assert header == ['checkpoint', 'attention', 'L_ex', 'last 1', 'last 2', 'first 1', 'first 2']
+    assert table[0] == ['hand', 'vanilla', 4, '40.00%', '70.00%', '10.00%', '30.00%']
+    assert table[1] == ['short', 'vanilla', 2, '75.00%', '-', '25.00%', '-']
+    path = tmp_path / 'erf_hand.json'
+    path.write_text(json.dumps(dict(command='by hand', results=[row])))
+    before = path.read_text()
+    rf.main(dict(rf.DEFAULTS, render=str(path), spans=[1, 2]))
+    assert path.read_text() == before
+    assert '| hand | vanilla | 4 | 40.00% | 70.00% | 10.00% | 30.00% |' in (tmp_path / 'erf_hand.md').read_text()
+    assert (tmp_path / 'erf_hand.png').stat().st_size > 0
+    with pytest.raises(rf.ConfigError, match="render='nothing.txt'"):
+        rf.main(dict(rf.DEFAULTS, render='nothing.txt'))
