@@ -12,6 +12,7 @@
   aliases.py        the offline aliases smollm2 and gemma3: GGUF files that pip packages ship (Gemma 3's joined once)
   gguf_reader.py    llama.cpp's GGUF files: metadata, dequantised tensors, tokenizers
   rope_scaling.py   RoPE's extensions (PI, NTK, dynamic NTK, YaRN, Llama 3): the frequencies per layer
+  kv_cache.py       the KV cache of decoding and streaming: the past keys and values each layer keeps
   routes.py         the fast attention routes, each equal to model.attention_reference, and the dispatcher
   regular_fast.py   RegularGPT's fast forwards (regular_impl gather and reduce), equal to its plain one
   regular_tasks.py  the regular-language tasks of thesis ch. 6, in numpy
