@@ -745,7 +745,8 @@ class CausalSelfAttention(nn.Module):
             k = pe.rotate(k, pos.rel, key=True, layer=layer)
         return q, k, v
 
-    def forward(self, x, pe, layer, pos, cache=None):
+    def forward(self, x, pe, layer, pos, cache=None, last_k=0):
+        """last_k > 0: the queries of the last k positions only (GPT.forward's), against every key."""
         relative = cache is not None and cache.relative
         q, k, v = self.project(x, pe, layer, pos, rotate_keys=not relative)
         rules = [(0, self.window)] if self.window else []
@@ -754,8 +755,8 @@ class CausalSelfAttention(nn.Module):
         if o.local > 0:
             call.mask_rules.append((o.n_starting, o.local))
         if 'potential' in pe.kinds:
-            last = cache.pot[layer][:, :, -1:] if cache is not None and layer in cache.pot else None
-            call.qpot = call.kpot = pe.potential(layer, x, last)
+            past = cache.pot[layer][:, :, -1:] if cache is not None and layer in cache.pot else None
+            call.qpot = call.kpot = pe.potential(layer, x, past)
         if cache is not None:
             # a local layer gets back only the cache's last keys, its window's
             k, v, call.kpot = cache.add(layer, k, v, call.qpot, self.window)
@@ -765,17 +766,20 @@ class CausalSelfAttention(nn.Module):
                 k = pe.rotate(k, call.krel, key=True, layer=layer)
             if cache.cache_window > 0:
                 call.mask_rules.append((cache.n_starting, cache.cache_window))
+        if last_k:
+            q, call.qi, call.qrel = q[:, :, -last_k:], call.qi[-last_k:], call.qrel[:, -last_k:]
+            call.qpot = call.qpot[:, :, -last_k:] if call.qpot is not None else None
         call.same = q.size(2) == k.size(2)  # keys = cached + new ones: as many as the queries only with no past
         call.toeplitz = call.same and pos.plain
         if self.ssmax is not None:  # SSMax: the logits of q.k times s_h log(keys the query sees)
-            s = self.ssmax[:, None] * keys_seen(pos.idx, call.mask_rules).log()[None, :]  # [H, Tq]
+            s = self.ssmax[:, None] * keys_seen(call.qi, call.mask_rules).log()[None, :]  # [H, Tq]
             q = q * s[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0
         if o.route == 'reference':
             y = attention_reference(q, k, v, pe, call, o, drop)
         else:
             y = routes.attend(q, k, v, pe, call, o, drop)
-        return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(*x.shape[:2], -1)))
+        return self.resid_dropout(self.c_proj(y.transpose(1, 2).flatten(2)))
 
 
 class MLP(nn.Module):
@@ -818,8 +822,9 @@ class Block(nn.Module):
         self.post_attn = norm(config) if config.post_norm else nn.Identity()
         self.post_mlp = norm(config) if config.post_norm else nn.Identity()
 
-    def forward(self, x, pe, layer, pos, cache=None):
-        attn = self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache))
+    def forward(self, x, pe, layer, pos, cache=None, last_k=0):
+        attn = self.post_attn(self.attn(self.ln_1(x), pe, layer, pos, cache, last_k))
+        x = x[:, -last_k:] if last_k else x
         if self.parallel:  # GPT-NeoX: both branches read the block's input
             return x + attn + self.post_mlp(self.mlp(self.ln_2(x)))
         x = x + attn  # the branch is freed before the MLP runs
@@ -870,9 +875,11 @@ class GPT(nn.Module):
         """Attention layers that run on a length-T input (RegularGPT's grows with T)."""
         return self.config.n_layer
 
-    def forward(self, idx, targets=None, cache=None, reduction='mean'):
+    def forward(self, idx, targets=None, cache=None, reduction='mean', last_k=0):
         """Logits for every position when targets are given (with the loss), else for the last one only.
-        reduction='none' returns the per-token loss [B, T]. With a KVCache, idx continues the cached text."""
+        reduction='none' returns the per-token loss [B, T]. With a KVCache, idx continues the cached text.
+        last_k > 0: only the last k positions go through the last block and the head (targets [B, k]): the last
+        block's output at a position feeds only that position's logits, so its other queries would be wasted."""
         if cache is None:
             pos, state = self.pe.positions(idx, 0, None)
         else:
@@ -881,7 +888,7 @@ class GPT(nn.Module):
         if cache is not None:
             pos = cache.add_positions(pos, state)
         for layer, block in enumerate(self.transformer.h):
-            x = block(x, self.pe, layer, pos, cache)
+            x = block(x, self.pe, layer, pos, cache, last_k if layer == self.config.n_layer - 1 else 0)
         if cache is not None:
             cache.trim()
         return self.output(x, targets, reduction)
@@ -947,7 +954,7 @@ class GPT(nn.Module):
         """Sample continuations with a KV cache. cache_window > 0 bounds memory: every new token sees the
         first n_starting tokens and the last cache_window ones (thesis 4.9.2; LM-Infinite)."""
         cache = KVCache(cache_window=cache_window, n_starting=n_starting)
-        logits, _ = self(idx, cache=cache)
+        logits, _ = self(idx, cache=cache, last_k=1)  # the prompt: only its last position's logits are needed
         for _ in range(max_new_tokens):
             nxt = self.sample_next(logits[:, -1, :], temperature, top_k)
             idx = torch.cat((idx, nxt), dim=1)
@@ -998,9 +1005,10 @@ class RegularGPT(GPT):
         K = self.config.thickness
         return ((d, self.transformer.h[d % K]) for d in range(self.n_layers(T)))
 
-    def forward(self, idx, targets=None, cache=None, reduction='mean', regular_impl=None, collect=None):
-        """As GPT.forward; regular_impl overrides config.regular_impl for this call. 'reduce' yields the final
-        position only, so its targets (if any) are [B, 1]. collect: a list that receives every layer's output."""
+    def forward(self, idx, targets=None, cache=None, reduction='mean', last_k=0, regular_impl=None, collect=None):
+        """As GPT.forward (last_k: only the last k positions reach the head); regular_impl overrides config.regular_impl
+        for this call. 'reduce' yields the final position only, so its targets (if any) are [B, 1]. collect: a list
+        that receives every layer's output."""
         impl = regular_impl or self.config.regular_impl
         if impl not in REGULAR_IMPLS:
             raise ValueError(f"unknown regular_impl={impl!r}; choose one of: {', '.join(REGULAR_IMPLS)}")
@@ -1026,7 +1034,7 @@ class RegularGPT(GPT):
         if impl == 'reduce' and targets is not None and targets.shape != (B, 1):
             raise ValueError(f"regular_impl='reduce' predicts the final position only: targets must be [B, 1], "
                              f"got {list(targets.shape)}")
-        return self.output(x, targets, reduction)
+        return self.output(x[:, -last_k:] if last_k else x, targets, reduction)
 
     @torch.no_grad()
     def generate(self, idx, max_new_tokens, temperature=1.0, top_k=None, cache_window=0, n_starting=0):

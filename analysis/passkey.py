@@ -20,7 +20,7 @@ import torch
 
 from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
 from lexgpt.corpus import load_meta
-from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, last_positions, prompt_with_bos,
+from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, prompt_with_bos,
                                runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.resume import Previous
 from lexgpt.loading import get_tokenizer, load_runs
@@ -97,9 +97,9 @@ def score_answers(model, prompts, answers, batch_tokens=16384):
         rows = per_pass(batch_tokens, lp, la)
         for ids in (same[k:k + rows] for k in range(0, len(same), rows)):
             x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
-            with last_positions(model, la) as cut:  # the last la positions predict the answer; targets: their logits
-                logits, _ = model(x, targets=x[:, -la:] if cut else x, reduction='none')
-            logp = logits[:, -la:].float().log_softmax(-1)
+            # the last la positions predict the answer; targets only so that their logits (not the last one's) return
+            logits, _ = model(x, targets=x[:, -la:], reduction='none', last_k=la)
+            logp = logits.float().log_softmax(-1)
             ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
             lp_ans = logp.gather(-1, ans[..., None])[..., 0]
             rank = (logp > lp_ans[..., None]).sum(-1)

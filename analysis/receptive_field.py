@@ -59,9 +59,10 @@ def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None, what=''
     s_sum, progress = np.zeros(L), Progress(what or f'L_ex={L}', len(ends), 'segments')
     for i in range(0, len(ends), B):
         x, y = slices(tokens, ends[i:i + B] - L, L, bos)
-        # summed over the batch: each segment's loss depends only on its own embeddings
-        g = embedding_grad_norms(model, model.transformer.wte,
-                                 lambda: F.cross_entropy(model(x)[0][:, -1].float(), y[:, -1], reduction='sum'))
+        # summed over the batch: each segment's loss depends only on its own embeddings; the last block runs for the
+        # last position alone (last_k=1), the only one whose loss counts
+        loss = lambda: F.cross_entropy(model(x, last_k=1)[0][:, -1].float(), y[:, -1], reduction='sum')
+        g = embedding_grad_norms(model, model.transformer.wte, loss)
         s_sum += (g / g.sum(-1, keepdim=True)).sum(0).numpy()
         progress.done(len(g))
     return s_sum / len(ends)

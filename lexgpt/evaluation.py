@@ -59,11 +59,7 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
     so_far = lambda: torch.cat([o.double() for o in out]).numpy()
     for i in range(first, len(ends), rows):
         x, y = slices(tokens, ends[i:i + rows] - L, L, bos)
-        if last_k == 1:
-            logits, _ = model(x)  # the last position only
-            out.append(F.cross_entropy(logits[:, -1].float(), y[:, -1], reduction='none'))
-        else:
-            out.append(last_losses(model, x, y, last_k))
+        out.append(last_losses(model, x, y, last_k))
         progress.done(len(x))
         if save:
             save(so_far)
@@ -71,9 +67,9 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
 
 
 def last_losses(model, x, y, k):
-    """Per-token losses of the last k targets of each row, flattened; only those positions reach the head."""
-    with last_positions(model, k) as cut:
-        return model(x, targets=y[:, -k:] if cut else y, reduction='none')[1][:, -k:].reshape(-1)
+    """Per-token losses of the last k targets of each row, flattened. Only those positions go through the last block
+    and the head (GPT.forward's last_k): a 49k vocabulary's logits at every one of 16k positions would take GBs."""
+    return model(x, targets=y[:, -k:], reduction='none', last_k=k)[1].reshape(-1)
 
 
 @torch.inference_mode()
@@ -150,12 +146,6 @@ def head_sees(model, pick):
     finally:
         if hook is not None:
             hook.remove()
-
-
-def last_positions(model, k):
-    """Only the last k positions reach the head (head_sees), so that a forward with targets of the last k tokens scores
-    those alone: a 49k vocabulary's logits at every one of 16k positions would take GBs."""
-    return head_sees(model, lambda h: h[:, -k:])
 
 
 # --------------------------------------------------------------------------------------------

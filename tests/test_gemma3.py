@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from lexgpt import aliases, pretrained
 from lexgpt.config import ConfigError
-from lexgpt.evaluation import bos_id, last_positions, nonoverlap_losses
+from lexgpt.evaluation import bos_id, nonoverlap_losses
 from model import GPT, KVCache
 from lexgpt.streaming import stream_losses, stream_steps
 
@@ -259,12 +259,12 @@ def test_gemma3_logits_equal_transformers_at_every_position(gemma3):
 
 def test_gemma3_logits_equal_transformers_past_its_local_window(gemma3):
     """1,536 tokens, 3 windows of its local layers (512 tokens each): the last queries' local layers see none of the
-    first 1,024 tokens, their global ones all. The last 128 positions' logits, the head run only there
-    (evaluation.last_positions, transformers' logits_to_keep)."""
+    first 1,024 tokens, their global ones all. The last 128 positions' logits, the last block (a global one) and the
+    head run only there (GPT.forward's last_k; transformers' logits_to_keep cuts the head alone)."""
     _, ours, theirs, tok = gemma3
     idx = python_tokens(tok, 1536)
-    with torch.no_grad(), last_positions(ours, 128):
-        got = ours(idx, targets=idx[:, -128:])[0]
+    with torch.no_grad():
+        got = ours(idx, targets=idx[:, -128:], last_k=128)[0]
         want = theirs(idx, logits_to_keep=128).logits
     assert got.shape == want.shape == (1, 128, 262144)
     assert (got - want).abs().max().item() <= 1e-3

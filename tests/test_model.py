@@ -128,6 +128,33 @@ def test_kv_cache_decoding_equals_full_forward(pe):
     assert torch.allclose(chunk, full[:, 12:], atol=1e-5)
 
 
+LAST_CASES = [({}, {}), ({}, dict(local=8, n_starting=2, ceiling=8)), (dict(ssmax=True), {}),
+              (dict(layer_attn=((6, 10000.0), (0, 10000.0))), dict(local=8, n_starting=2, topk=2, topk_from_layer=0))]
+
+
+@pytest.mark.parametrize('pe', ALL)
+@pytest.mark.parametrize('case', range(len(LAST_CASES)))
+def test_last_runs_the_last_block_for_the_last_queries_only_and_changes_no_logit(pe, case):
+    """GPT.forward(last_k=k): the last block's attention and MLP and the head run at the last k positions only (a hook
+    counts the queries each layer scores), and their logits equal the full forward's there, with a model whose
+    attention moves the logits (helpers.sharp), two rows (BiPE's segments differ by row), past L_tr, under every
+    evaluation-time option, SSMax and a windowed first layer."""
+    config, opts = LAST_CASES[case]
+    model, T, k = helpers.sharp(pe, **config), 40, 5
+    idx = torch.randint(3, 64, (2, T))
+    idx[0, 9], idx[1, 21] = 1, 2
+    with torch.no_grad(), model.attention(**opts):
+        full = model(idx, targets=idx)[0][:, -k:]
+        queries = {}
+        with model.attention(hook=lambda layer, p, qi, ki: queries.setdefault(layer, []).extend(qi.tolist())):
+            logits, loss = model(idx, targets=idx[:, -k:], reduction='none', last_k=k)
+            assert sorted(queries) == [0, 1] and len(queries[0]) == T and queries[1] == list(range(T - k, T))
+        fast = model(idx, targets=idx[:, -k:], last_k=k)[0]  # without the hook: the fast routes, not the explicit one
+    assert logits.shape == fast.shape == full.shape == (2, k, 64) and loss.shape == (2, k)
+    assert torch.allclose(logits, full, atol=1e-4) and torch.allclose(fast, full, atol=1e-4)
+    assert (full[:, 1:] - full[:, :-1]).abs().max() > 1e-2  # the positions' logits differ: a shifted cut would show
+
+
 @pytest.mark.parametrize('pe', ['alibi', 'rope', 'kerple_log', 'bipe_rope'])
 def test_bounded_cache_equals_lambda_masked_forward(pe):
     model = tiny(pe)

@@ -33,7 +33,7 @@ class CopyOracle(torch.nn.Module):
     """Predicts the token that followed the most recent earlier occurrence of the last 8 tokens (an ideal
     induction head): it retrieves any passkey whose question repeats the needle's prefix."""
 
-    def forward(self, idx, targets=None, reduction='mean'):
+    def forward(self, idx, targets=None, reduction='mean', last_k=0):
         logits = torch.zeros(*idx.shape, 256)
         for b, row in enumerate(idx.tolist()):
             seq = bytes(row)
@@ -41,12 +41,12 @@ class CopyOracle(torch.nn.Module):
                 at = seq.rfind(seq[t - 7:t + 1], 0, t)
                 if at >= 0:
                     logits[b, t, seq[at + 8]] = 10.0
-        return logits, None
+        return logits[:, -last_k:], None
 
 
 class Uniform(torch.nn.Module):
-    def forward(self, idx, targets=None, reduction='mean'):
-        return torch.zeros(*idx.shape, 256), None
+    def forward(self, idx, targets=None, reduction='mean', last_k=0):
+        return torch.zeros(*idx.shape, 256)[:, -last_k:], None
 
 
 @pytest.mark.parametrize('style', ['text', 'code'])

@@ -66,8 +66,10 @@ def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blo
             runs[impl, block_elems] = rf.receptive_field(model, split.tokens, ends, L), len(calls)
     n_layer = model.config.n_layer
     assert runs['auto', 1 << 22][1] == n_layer  # one query block per layer, not rerun
-    blocks = -(-L // 16) * n_layer  # block_elems=64 gives query_blocks' smallest blocks, 16 queries each
-    assert runs['auto', 64][1] == 2 * blocks, (runs['auto', 64][1], blocks)
+    # block_elems=64 gives query_blocks' smallest blocks, 16 queries each; the last layer runs the last query alone
+    # (last_k=1): one block, too few logits to be rerun
+    blocks = -(-L // 16) * (n_layer - 1)
+    assert runs['auto', 64][1] == 2 * blocks + 1, (runs['auto', 64][1], blocks)
     for key in [('auto', 1 << 22), ('auto', 64)]:
         assert np.allclose(runs[key][0], runs['reference', 1 << 22][0], rtol=1e-6, atol=1e-10)
 
