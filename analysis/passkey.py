@@ -97,7 +97,7 @@ def score_answers(model, prompts, answers, batch_tokens=16384):
         rows = per_pass(batch_tokens, lp, la)
         for ids in (same[k:k + rows] for k in range(0, len(same), rows)):
             x = torch.tensor([list(prompts[i]) + list(answers[i][:-1]) for i in ids], dtype=torch.long)
-            # the last la positions predict the answer; targets only so that their logits (not the last one's) return
+            # the last la positions predict the answer; with targets the forward returns the logits of all la
             logits, _ = model(x, targets=x[:, -la:], reduction='none', last_k=la)
             logp = logits.float().log_softmax(-1)
             ans = torch.tensor([list(answers[i]) for i in ids], dtype=torch.long)
