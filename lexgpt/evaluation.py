@@ -137,15 +137,12 @@ def every_token_losses(model, x, y):
 
 @contextmanager
 def head_sees(model, pick):
-    """Only pick(h) of the final norm's output h reaches the head of our GPT (a model without transformer.ln_f: all of
-    it); yields whether the cut applies."""
-    norm = getattr(getattr(model, 'transformer', None), 'ln_f', None)
-    hook = norm.register_forward_hook(lambda module, inp, h: pick(h)) if norm is not None else None
+    """Only pick(h) of the final norm's output h reaches the head of our GPT."""
+    hook = model.transformer.ln_f.register_forward_hook(lambda module, inp, h: pick(h))
     try:
-        yield norm is not None
+        yield
     finally:
-        if hook is not None:
-            hook.remove()
+        hook.remove()
 
 
 # --------------------------------------------------------------------------------------------
