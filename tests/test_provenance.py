@@ -223,3 +223,40 @@ def test_no_script_writes_into_results_by_default():
     for mode, protocol in itertools.product(extrapolate.MODES, extrapolate.PROTOCOLS):
         folder = extrapolate.output_folder(dict(extrapolate.DEFAULTS, mode=mode, protocol=protocol))
         assert folder.split(os.sep)[0] == 'out', (mode, protocol, folder)
+
+
+def unrecorded_bos(root, commands):
+    """-> one line per Gemma 3 measurement (#58) whose JSON does not record settings.bos, the BOS id put first or
+    null for none. Exempt: the files made before #58, whose commands results.sh keeps in its gemma3_before_bos step
+    alone, and the tools' JSONs (tools.bench times random ids; tools.cells tabulates other files)."""
+    before = {normal(c) for c in commands.get('gemma3_before_bos', [])}
+    bad = []
+    for path in result_jsons(root):
+        with open(os.path.join(root, path)) as f:
+            data = json.load(f)
+        command = data.get('command', '') if isinstance(data, dict) else ''
+        if 'gemma3' not in command or command.startswith('python -m tools.') or normal(command) in before:
+            continue
+        if 'bos' not in (data.get('settings') or {}):
+            bad.append(f"{path}: `{command}` records no settings.bos")
+    return bad
+
+
+def test_every_gemma3_result_records_bos(commands):
+    bad = unrecorded_bos(ROOT, commands)
+    assert not bad, '\n'.join(bad)
+
+
+def test_unrecorded_bos_is_found(tmp_path, commands):
+    """Planted: a Gemma 3 measurement without settings.bos is named; with it (null: none put first), a bench JSON
+    and a file of gemma3_before_bos are not."""
+    (tmp_path / 'results').mkdir()
+    old = next(c for c in commands['gemma3_before_bos'] if 'extrapolate.py' in c)
+    files = {'new.json': dict(command='python extrapolate.py --ckpt=gemma3 --name=x', settings=dict(split='train')),
+             'nobos.json': dict(command='python extrapolate.py --ckpt=gemma3 --name=y', settings=dict(bos=None)),
+             'bench.json': dict(command='python -m tools.bench --pretrained=gemma3', settings={}),
+             'old.json': dict(command=old, settings=dict(split='train'))}
+    for name, data in files.items():
+        (tmp_path / 'results' / name).write_text(json.dumps(data))
+    bad = unrecorded_bos(str(tmp_path), commands)
+    assert len(bad) == 1 and bad[0].startswith('results/new.json'), bad
