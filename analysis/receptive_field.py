@@ -8,12 +8,14 @@ the empirical receptive field (ERF) is the fewest most recent tokens that hold 9
 
 Lengths are multiples of each checkpoint's training length L_tr. Attention variants (windowed, lm_infinite, topk,
 temperature) add curves next to the vanilla model. Writes <out_dir>/<name>.json, .md and .png; --render=<a JSON it
-wrote> rewrites that JSON's .md and .png, measuring nothing.
+wrote> rewrites that JSON's .md and .png, measuring nothing. The JSON is written as the segments go (marked partial),
+and --reuse=<that JSON> goes on from the last segments it holds (lexgpt/resume.py).
 """
 import contextlib
 import functools
 import json
 import os
+import time
 
 import numpy as np
 import torch
@@ -26,6 +28,7 @@ from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, cumulative_from_end
                                erf_tokens, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs
 from lexgpt.config import ConfigError, run
+from lexgpt.resume import Previous
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -43,21 +46,29 @@ DEFAULTS = dict(
     name='erf',                 # output file stem
     spans=[10, 512, 1024, 2048, 8192],  # the second table: the gradient's share on the last k and the first k tokens
     render='',                  # a JSON this script wrote: rewrite its .md and .png from it (no model is loaded)
+    reuse='',                   # a previous JSON of the same settings: its finished rows are kept, a row stopped
+                                # part-way goes on from the segments it holds
     **VARIANT_DEFAULTS,
     **BOS_DEFAULTS,
     **EVAL_DEVICE,
 )
 
 
-def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None, what=''):
+SAVE_SECONDS = 60.0  # a row under way writes its sum so far at most this often
+
+
+def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None, what='', before=(0, None),
+                    save=lambda done, s_sum: None):
     """Mean normalised gradient s_m over segments, s_m = |g_m| / sum_n |g_n| with g_m the gradient of the loss of the
     token after the L-token input w.r.t. the input embedding e_m (thesis 4.5.1). Absolute encodings add their
     positions after wte, so d loss / d (e_m + p_m) = d loss / d e_m: one hook on wte serves every encoding. bos: each
-    input's first token (corpus.with_bos), whose gradient counts as any other's."""
+    input's first token (corpus.with_bos), whose gradient counts as any other's. before: (segments done, their sum
+    of s) of a run stopped part-way, which goes on from there; save(segments done, sum) after each batch."""
     ends = np.asarray(ends)
     B = max(1, batch_tokens // L)
-    s_sum, progress = np.zeros(L), Progress(what or f'L_ex={L}', len(ends), 'segments')
-    for i in range(0, len(ends), B):
+    start, s_sum = before[0], np.zeros(L) if before[1] is None else np.array(before[1], dtype=np.float64)
+    progress = Progress(what or f'L_ex={L}', len(ends), 'segments', start=start)
+    for i in range(start, len(ends), B):
         x, y = slices(tokens, ends[i:i + B] - L, L, bos)
         # summed over the batch: each segment's loss depends only on its own embeddings; the last block runs for the
         # last position alone (last_k=1), the only one whose loss counts
@@ -65,6 +76,7 @@ def receptive_field(model, tokens, ends, L, batch_tokens=8192, bos=None, what=''
         g = embedding_grad_norms(model, model.transformer.wte, loss)
         s_sum += (g / g.sum(-1, keepdim=True)).sum(0).numpy()
         progress.done(len(g))
+        save(i + len(g), s_sum)
     return s_sum / len(ends)
 
 
@@ -81,28 +93,50 @@ def recompute_blocks(model, on=True):
             del b.forward
 
 
-def measure(cfg, runs, split, specs, bos=None):
-    """-> one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF."""
+def measure(cfg, runs, split, specs, bos=None, prev=Previous('', None), keep=lambda rows: None):
+    """-> one row per checkpoint and attention variant: the normalised gradient s, its cumulative c, the ERF; a row
+    the --reuse file `prev` holds is taken from it, one it holds part-way goes on. keep(rows) as the segments go."""
     out = []
     for r in runs:
         L = ex_len(cfg['length'], r.L_tr)
         ends, info = draw_ends(split, L, cfg['n'], cfg['seed'])
         for label, kw in specs:
+            done = prev.take((r.name, label, L), r.iters) or {}
+            if 'erf' in done:
+                print(f"{r.name:>18} {label:>16}: taken from {prev.path}")
+                out.append(done)
+                continue
+            head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, L_ex=L, iters=r.iters, variant=label)
+            before = (done.get('segments_so_far', 0), done.get('s_sum_so_far'))
             try:
                 with r.model.attention(**kw(r.L_tr, cfg['length'])), recompute_blocks(r.model, cfg['recompute']), \
                         Meter() as meter:
                     s = receptive_field(r.model, split.tokens, ends, L, cfg['batch_tokens'], bos,
-                                        f'{r.name} {label}')
+                                        f'{r.name} {label}', before, row_saver(keep, out, head))
             except ValueError as e:  # learned positions past block_size; an option a RegularGPT impl refuses
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
             c, erf, recent = cumulative_from_end(s), erf_tokens(s), float(s[-r.L_tr:].sum())
             print(f"{r.name:>18} {label:>16}: L_ex={L}, ERF={erf} tokens ({erf / r.L_tr:.2f} L_tr), "
                   f"share of the last L_tr tokens {recent:.3f} ({meter.seconds:.1f} s)", flush=True)
-            out.append(dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, L_ex=L, variant=label, segments=info, erf=erf,
-                            erf_over_L_tr=erf / r.L_tr, share_last_L_tr=recent, s=s.round(7).tolist(),
-                            c=c.round(6).tolist(), **meter.record()))
+            # a row gone on with: its seconds and memory are this part's
+            out.append(dict(head, segments=info, erf=erf, erf_over_L_tr=erf / r.L_tr, share_last_L_tr=recent,
+                            s=s.round(7).tolist(), c=c.round(6).tolist(), **meter.record(),
+                            **({'segments_scored_before': before[0]} if before[0] else {})))
+            keep(out)
     return out
+
+
+def row_saver(keep, out, head):
+    """-> save(segments done, sum of s) for a row under way: keep() gets it, as segments_so_far and s_sum_so_far
+    (float64, so that going on from them gives the same s as one run), at most every SAVE_SECONDS."""
+    last = [time.perf_counter()]
+
+    def save(done, s_sum):
+        if time.perf_counter() - last[0] >= SAVE_SECONDS:
+            keep(out + [dict(head, segments_so_far=done, s_sum_so_far=s_sum.tolist())])
+            last[0] = time.perf_counter()
+    return save
 
 
 def span_shares(rows, spans):
@@ -180,10 +214,18 @@ def main(cfg):
     for r in runs:  # every run's n before the first is measured
         check_n(split, ex_len(cfg['length'], r.L_tr), cfg['n'], f"L_ex of {r.name}")
     bos = runs_bos(runs, cfg['bos'])
-    out = measure(cfg, runs, split, specs, bos)
+    # what decides the segments and their gradients: a --reuse file must have been made with the same
+    settings = dict(bos=bos, n=cfg['n'], seed=cfg['seed'], split=split.name, length=cfg['length'])
+    prev = Previous(cfg['reuse'], key=lambda row: (row['ckpt'], row['variant'], row['L_ex']))
+    prev.check_settings(settings)
+
+    def keep(rows):  # the JSON as the rows come, with the reuse file's rows not reached yet
+        write_outputs(cfg['out_dir'], cfg['name'], dict(partial=True, split=split.name, settings=settings,
+                                                        results=prev.so_far(rows)), say=False)
+    out = measure(cfg, runs, split, specs, bos, prev, keep)
     md, fig = report(cfg, out)
     print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, settings=dict(bos=bos), results=out), md, fig)
+    write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, settings=settings, results=out), md, fig)
     return out
 
 

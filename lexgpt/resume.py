@@ -1,5 +1,5 @@
 """--reuse, the one way a long run resumes and a table grows (extrapolate.py's ppl and stream protocols,
-analysis/passkey.py).
+analysis/passkey.py, analysis/receptive_field.py).
 
 A previous JSON of the same script, made with the same settings, gives back its rows: a row is taken as it is where
 its key (run, variant, length...) and the run's training iteration match. Rows of runs that a ckpt pattern names

@@ -89,3 +89,16 @@ def rotary_closed_form(q, k, m, n, theta, gain=None):
     a = (m - n) * theta.double()
     terms = (q1 * k1 + q2 * k2) * torch.cos(a) + (q1 * k2 - q2 * k1) * torch.sin(a)
     return float((terms * (1 if gain is None else gain)).sum())
+
+
+def stop_at_call(k, real):
+    """-> (f, calls): f calls real and counts its calls in the list calls; its k-th call raises KeyboardInterrupt
+    instead, as a Ctrl-C there would. Clear calls to count again."""
+    calls = []
+
+    def f(*args, **kw):
+        calls.append(1)
+        if len(calls) == k:
+            raise KeyboardInterrupt
+        return real(*args, **kw)
+    return f, calls

@@ -61,6 +61,18 @@ def test_a_stream_lists_its_commands_rows(tmp_path):
                                                                       ('m', 'no_sinks', None, 500, '', 0, 500)])
 
 
+def test_erf_cells_count_segments_and_list_the_variants_not_begun(tmp_path):
+    """An ERF file under way: vanilla finished (n = 3 segments), windowed@L_tr 2 of 3, lm_infinite not begun."""
+    data = dict(command='python -m analysis.receptive_field --ckpt=out/m --length=2 --n=3 --windowed=True '
+                        '--lm_infinite=True', partial=True, results=[
+                    dict(ckpt='m', variant='vanilla', L_ex=32, erf=1234),
+                    dict(ckpt='m', variant='windowed@L_tr', L_ex=32, segments_so_far=2, s_sum_so_far=[0.5] * 32)])
+    (tmp_path / 'erf.json').write_text(json.dumps(data))
+    assert cells.cells_of(str(tmp_path / 'erf.json')) == ('under way', [
+        ('m', 'vanilla', 2.0, 32, 'ERF 1,234 tokens', 3, 3), ('m', 'windowed@L_tr', 2.0, 32, '', 2, 3),
+        ('m', 'LM-Inf(n_start=10)', 2.0, None, '', 0, 3)])
+
+
 def test_the_table_and_json_name_every_file_even_one_not_made(tmp_path):
     path = ppl_file(tmp_path)
     found = cells.main(dict(cells.DEFAULTS, inputs=[path, f'{tmp_path}/none.json'], out_dir=str(tmp_path)))

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from lexgpt import common, corpus, evaluation
 import extrapolate as ex
 from lexgpt.config import ConfigError, parse_config
-from helpers import V, direct_ce, make_split, save_ckpt, save_split, tiny
+from helpers import V, direct_ce, make_split, save_ckpt, save_split, stop_at_call, tiny
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -262,13 +262,8 @@ def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_
     said = [line.split(':')[1].split(',')[0] for line in lines]
     assert said == [' 4/6 segments', ' 2/6 segments', ' 4/6 segments'] + [f' {k}/6 segments' for k in range(1, 6)]
     assert all(re.search(r'segments, [\d,.]+/s, about [\d,]+ s left$', line) for line in lines), lines
-    calls, real = [], ex.last_token_losses
-
-    def stops_at_the_third(*args, **kw):
-        calls.append(1)
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kw)
+    real = ex.last_token_losses
+    stops_at_the_third, calls = stop_at_call(3, real)
     monkeypatch.setattr(ex, 'last_token_losses', stops_at_the_third)
     with pytest.raises(KeyboardInterrupt):
         ex.main(dict(base, name='cut'))
@@ -301,13 +296,7 @@ def test_a_cell_stopped_half_way_keeps_its_inputs_and_goes_on_from_them(tmp_path
     base = cfg(ckpt=[a], data_dir=data, lengths=[4], n=5, last_k=3, batch_tokens=64, out_dir=str(tmp_path / 'r'))
     whole = ex.main(dict(base, name='whole'))['results'][0]
     monkeypatch.setattr(ex, 'CELL_SAVE_SECONDS', 0.0)
-    forwards, real = [], evaluation.slices
-
-    def stops_at_the_fourth(*args):  # L = 64 = batch_tokens: one input per forward pass
-        forwards.append(1)
-        if len(forwards) == 4:
-            raise KeyboardInterrupt
-        return real(*args)
+    stops_at_the_fourth, forwards = stop_at_call(4, evaluation.slices)  # L = 64 = batch_tokens: an input a forward
     monkeypatch.setattr(evaluation, 'slices', stops_at_the_fourth)
     with pytest.raises(KeyboardInterrupt):
         ex.main(dict(base, name='cut'))

@@ -9,7 +9,7 @@ from lexgpt import evaluation
 from lexgpt import corpus
 import model as model_module
 from analysis import receptive_field as rf
-from helpers import make_split, save_ckpt, save_split, tiny
+from helpers import make_split, save_ckpt, save_split, stop_at_call, tiny
 
 
 @pytest.mark.parametrize('pe', ['none', 'alibi', 'sinusoidal'])
@@ -131,3 +131,30 @@ def test_span_table_and_render_from_a_hand_made_json(tmp_path):
     assert (tmp_path / 'erf_hand.png').stat().st_size > 0
     with pytest.raises(rf.ConfigError, match="render='nothing.txt'"):
         rf.main(dict(rf.DEFAULTS, render='nothing.txt'))
+
+
+def test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient(tmp_path, monkeypatch):
+    """The JSON is kept as the segments go; --reuse of it scores only the segments it lacks and ends with the s of an
+    uninterrupted run, bit for bit; a finished file is taken whole; a file of other settings is refused."""
+    data, ckpt = save_split(tmp_path, make_split()), save_ckpt(tmp_path, tiny('alibi'), 'alibi')
+    base = dict(rf.DEFAULTS, ckpt=[ckpt], data_dir=data, length=2, n=5, batch_tokens=32, windowed=True,
+                out_dir=str(tmp_path))
+    whole = rf.main(dict(base, name='whole'))
+    monkeypatch.setattr(rf, 'SAVE_SECONDS', 0.0)
+    # the vanilla row's 5 segments, then 2 of the windowed row's; the 8th is stopped
+    stop_at_8th, calls = stop_at_call(8, rf.embedding_grad_norms)
+    monkeypatch.setattr(rf, 'embedding_grad_norms', stop_at_8th)
+    with pytest.raises(KeyboardInterrupt):
+        rf.main(dict(base, name='stopped'))
+    kept = json.loads((tmp_path / 'stopped.json').read_text())
+    assert kept['partial'] and [r.get('segments_so_far') for r in kept['results']] == [None, 2]
+    calls.clear()
+    again = rf.main(dict(base, name='stopped', reuse=str(tmp_path / 'stopped.json')))
+    assert len(calls) == 3  # the windowed row's last 3 segments, nothing else
+    assert [r['s'] for r in again] == [r['s'] for r in whole] and [r['erf'] for r in again] == [r['erf'] for r in whole]
+    assert 'partial' not in json.loads((tmp_path / 'stopped.json').read_text())
+    calls.clear()
+    assert [r['s'] for r in rf.main(dict(base, name='once_more', reuse=str(tmp_path / 'stopped.json')))] == \
+        [r['s'] for r in whole] and calls == []
+    with pytest.raises(rf.ConfigError, match="'n': 5.*'n': 4"):
+        rf.main(dict(base, n=4, name='other', reuse=str(tmp_path / 'whole.json')))

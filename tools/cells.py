@@ -9,7 +9,8 @@ inputs of settings.last_k scored tokens each; a cell under way counts the inputs
 variants a file's command asks for come from that command, so a variant not begun is listed too, with n = 0. A cell
 of a passkey JSON (analysis.passkey) is a variant, a length and a depth: the keys greedily matched, of those scored
 (under way: the keys its keys_so_far holds), and per length the keys matched over all depths. A cell of a stream
-JSON is a row of its command's stream_rows, over its tokens. Any other JSON (an ERF's, another protocol's) is one
+JSON is a row of its command's stream_rows, over its tokens. A cell of an ERF JSON (analysis.receptive_field) is a
+run and a variant: its ERF over n segments (under way: the segments its segments_so_far counts). Any other JSON is one
 line; a file not made yet, one line with n = 0. Writes <name>.md and <name>.json (with the command) under out_dir.
 """
 import os
@@ -26,10 +27,12 @@ DEFAULTS = dict(
 )
 
 
-def command_settings(command):
-    """The settings an extrapolate.py command ran with (its --key=value over the script's defaults)."""
-    import extrapolate  # here, not at the top: only extrapolate.py's JSONs need its defaults
-    return parse_config(extrapolate.DEFAULTS, [a for a in shlex.split(command)[2:] if a.startswith('--')])
+def command_settings(command, defaults=None):
+    """The settings a command ran with: its --key=value over the script's defaults (default: extrapolate.py's)."""
+    if defaults is None:
+        import extrapolate  # here, not at the top: only extrapolate.py's JSONs need its defaults
+        defaults = extrapolate.DEFAULTS
+    return parse_config(defaults, [a for a in shlex.split(command)[2:] if a.startswith('--')])
 
 
 def ppl_cells(data):
@@ -91,6 +94,23 @@ def stream_cells(data):
             for name in runs for row in cfg['stream_rows']]
 
 
+def erf_cells(data):
+    """The rows of an ERF JSON: (run, variant, mult, L_ex, 'ERF k tokens', segments, segments asked for), a variant
+    its command asks for and not begun with n = 0."""
+    from analysis import receptive_field  # as extrapolate.py above
+    cfg = command_settings(data['command'], receptive_field.DEFAULTS)
+    rows = {(r['ckpt'], r['variant']): r for r in data['results']}
+    runs = list(dict.fromkeys(r['ckpt'] for r in data['results'])) or [','.join(cfg['ckpt']) + extension(cfg)[0]]
+    out = []
+    for name in runs:
+        for label, _ in variants(cfg):
+            r = rows.get((name, label), {})
+            done = cfg['n'] if 'erf' in r else r.get('segments_so_far', 0)
+            value = f"ERF {r['erf']:,} tokens" if 'erf' in r else ''
+            out.append((name, label, cfg['length'], r.get('L_ex'), value, done, cfg['n']))
+    return out
+
+
 def cells_of(path):
     """(state of the file, its cells) for one result JSON; a file not made yet has no cells."""
     if not os.path.exists(path):
@@ -102,7 +122,9 @@ def cells_of(path):
         cells = stream_cells(data)
     elif data.get('protocol') == 'last_token':
         cells = ppl_cells(data)
-    else:  # a JSON written once, at its end (the ERF's), or a protocol that keeps no inputs so far
+    elif 'receptive_field' in data['command']:
+        cells = erf_cells(data)
+    else:  # a protocol that keeps no inputs so far
         return ('under way' if data.get('partial') else 'finished'), []
     finished = all(done == asked for *_, done, asked in cells)
     return 'finished' if finished else 'under way', cells
@@ -123,7 +145,7 @@ def main(cfg):
             table.append((os.path.basename(path), run_name, label, f'{m:g} L_tr' if m else '',
                           f'{L_ex:,}' if L_ex else '', value, f'{done:,} of {asked:,}'))
     md = ("Each cell of the result files named, with the n it reached (perplexity: inputs scored; passkey: keys; "
-          "stream: tokens). An empty value: not finished.\n\n"
+          "stream: tokens; ERF: segments). An empty value: not finished.\n\n"
           + md_table(['file', 'run', 'variant', 'length', 'L_ex', 'value', 'n'], table))
     write_outputs(cfg['out_dir'], cfg['name'], dict(files=found), md)
     print(md)
