@@ -37,7 +37,8 @@ GEMMA3 = [f'tests/test_gemma3.py::{t}' for t in ('test_logits_equal_transformers
                                                   'test_the_text_part_of_a_vision_language_gemma3',
                                                   'test_an_extension_asked_for_on_the_global_layers_equals_transformers')]
 TARGETS = dict(
-    evaluation=('lexgpt/evaluation.py', ['tests/test_extrapolate.py', 'tests/test_receptive_field.py']),
+    evaluation=('lexgpt/evaluation.py', ['tests/test_extrapolate.py', 'tests/test_resume.py',
+                                         'tests/test_receptive_field.py']),
     thesis=('analysis/thesis.py', ['tests/test_thesis.py']),
     rope_scaling=('lexgpt/rope_scaling.py', ['tests/test_rope_scaling.py', 'tests/test_layers.py']),
     pretrained=('lexgpt/pretrained.py', ['tests/test_pretrained.py', 'tests/test_pretrained_scripts.py', *GEMMA3]),
