@@ -41,7 +41,10 @@ def test_modes_run_on_a_tiny_model(mode, extra, capsys, tmp_path):
                n_embd=16, block_size=16, batch_size=2, vocab_size=32, device='cpu', json=str(tmp_path / 'b.json'),
                **extra)
     out = bench.main(cfg)
-    printed = capsys.readouterr().out
+    printed, said = capsys.readouterr()
+    # stdout is the page results.sh tees into a .md: the header and the table; progress and 'wrote' on stderr
+    assert printed.lstrip('\n').startswith(('training step on', 'no-grad forward', 'RegularGPT forward'))
+    assert f"wrote {tmp_path / 'b.json'}" in said and 'wrote' not in printed
     saved = json.load(open(tmp_path / 'b.json'))  # --json: the same figures, with the command and the machine
     assert saved['mode'] == mode and saved['command'].startswith('python ') and saved['torch'] == torch.__version__
     if mode == 'train':

@@ -25,6 +25,7 @@ import os
 import platform
 import resource
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -220,7 +221,7 @@ def bench_eval(cfg, device):
             out[name, T] = dict(s=statistics.median(r['s'] for r in res[name]), mb=max(r['mb'] for r in res[name]),
                                 ratio=ratio[name], route='/'.join(sorted(taken_routes[name])))
             print(f"T={T} {name}: {out[name, T]['s']:.3f} s ({ratio[name]:.2f}x none), {out[name, T]['mb']:.0f} MiB",
-                  flush=True)
+                  file=sys.stderr, flush=True)
     Ts = cfg['lengths']
     for name in models:
         row = [name, ', '.join(dict.fromkeys(out[name, T]['route'] for T in Ts))]
@@ -261,7 +262,7 @@ def bench_pretrained(cfg, device):
         rows.append([T] + [f"{out[n, T]['s']:.2f} s / {out[n, T]['mb']:.0f} MiB" for n in run_model]
                     + [f"{ratio['ours']:.2f}", f"{out['ours', T]['mb'] / max(out['transformers', T]['mb'], 1e-9):.2f}"])
         print(f"T={T}: " + ', '.join(f"{n} {out[n, T]['s']:.2f} s {out[n, T]['mb']:.0f} MiB" for n in run_model),
-              flush=True)
+              file=sys.stderr, flush=True)
     print(f"\n{cfg['pretrained']} ({ours.get_num_params() / 1e6:.1f}M parameters): no-grad forward, batch 1, on "
           f"{device} "
           f"({torch.get_num_threads()} threads, {dtype}); median of {cfg['rounds']} interleaved rounds after "
@@ -350,7 +351,7 @@ def bench_attention(cfg, device):
                     continue  # the same forward as sdpa_mask, flex_compiled
                 with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn')) as pool:
                     rows.append(pool.submit(bench_attention_one, cfg, impl, T, backward).result())
-                print(rows[-1], flush=True)
+                print(rows[-1], file=sys.stderr, flush=True)
     table = []
     for r in rows:
         base = next((b['ms'] for b in rows if b['impl'] == 'causal' and b['T'] == r['T']
@@ -382,7 +383,7 @@ def bench_regular(cfg, device):
         out[T] = {i: statistics.median(r['s'] for r in res[i]) for i in res}
         rows.append([T, n_levels(T, C)] + [f'{out[T][i]:.3f}' for i in res] + [f'{1 / ratio[i]:.1f}x' for i in res][1:]
                     + [f"{1e6 * out[T]['gather'] / (T * C * n_levels(T, C)):.2f}" if 'gather' in out[T] else '-'])
-        print(f'T={T}: ' + ', '.join(f'{i} {out[T][i]:.3f}s' for i in res), flush=True)
+        print(f'T={T}: ' + ', '.join(f'{i} {out[T][i]:.3f}s' for i in res), file=sys.stderr, flush=True)
     impls = list(cfg['regular_impls'])
     print(f"\nRegularGPT forward on {device} ({torch.get_num_threads()} threads), batch 1, n_embd={cfg['n_embd']}, "
           f"{cfg['n_head']} heads, C={C}, K=1; median of {cfg['rounds']} interleaved rounds, seconds\n")
@@ -421,7 +422,7 @@ def bench_stream(cfg, device):
         cols = (med['tps'], med['cpu_tps'], mb, anon)
         rows.append([pe] + [f'{d[n]:,.{1 if i > 1 else 0}f}' for i, d in enumerate(cols) for n in lengths]
                     + [f'{d[lengths[1]] / d[lengths[0]]:.3f}' for d in cols])
-        print(f"{pe}: {out[pe]}", flush=True)
+        print(f"{pe}: {out[pe]}", file=sys.stderr, flush=True)
     a, b = lengths
     print(f"\nStream through the bounded cache on {device} ({torch.get_num_threads()} threads), S={S}, W={W}, "
           f"steps of {fed} tokens, random weights and tokens; median tokens per second (wall clock, and per CPU "
@@ -471,7 +472,7 @@ def write_json(path, cfg, device, out):
     with open(path + '.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves no half file
         json.dump(data, f, indent=1, default=str)
     os.replace(path + '.tmp', path)
-    print(f'wrote {path}')
+    print(f'wrote {path}', file=sys.stderr)
 
 
 if __name__ == '__main__':
