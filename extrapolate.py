@@ -24,7 +24,6 @@ import fnmatch
 import itertools
 import math
 import os
-import time
 
 import numpy as np
 import torch
@@ -35,7 +34,7 @@ from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, 
                                runs_bos, segment_losses, sliding_losses, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs, run_folder
 from lexgpt.config import ConfigError, run
-from lexgpt.resume import Previous
+from lexgpt.resume import Previous, throttled
 from lexgpt.streaming import check_stream, stream, stream_problem
 
 DEFAULTS = dict(
@@ -216,14 +215,9 @@ CELL_SAVE_SECONDS = 60.0  # a long cell writes its losses so far at most this of
 
 def cell_saver(keep, rows, row, setup):
     """-> save(so_far) for a cell under way: the partial JSON gets the cell's row with losses_so_far() (no loss yet),
-    which --reuse of that file continues from."""
-    last = [time.perf_counter()]
-
-    def save(so_far):
-        if time.perf_counter() - last[0] >= CELL_SAVE_SECONDS:
-            keep(rows + [dict(row, loss=None, ppl=None, bits=None, losses_so_far=so_far().tolist())], setup)
-            last[0] = time.perf_counter()
-    return save
+    which --reuse of that file continues from; at most every CELL_SAVE_SECONDS."""
+    return throttled(CELL_SAVE_SECONDS, lambda so_far: keep(
+        rows + [dict(row, loss=None, ppl=None, bits=None, losses_so_far=so_far().tolist())], setup))
 
 
 def partial_writer(cfg, settings, bits_unit, prev, kept):

@@ -15,7 +15,6 @@ import contextlib
 import functools
 import json
 import os
-import time
 
 import numpy as np
 import torch
@@ -28,7 +27,7 @@ from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, cumulative_from_end
                                erf_tokens, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs
 from lexgpt.config import ConfigError, run
-from lexgpt.resume import Previous
+from lexgpt.resume import Previous, throttled
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -130,13 +129,8 @@ def measure(cfg, runs, split, specs, bos=None, prev=Previous('', None), keep=lam
 def row_saver(keep, out, head):
     """-> save(segments done, sum of s) for a row under way: keep() gets it, as segments_so_far and s_sum_so_far
     (float64, so that going on from them gives the same s as one run), at most every SAVE_SECONDS."""
-    last = [time.perf_counter()]
-
-    def save(done, s_sum):
-        if time.perf_counter() - last[0] >= SAVE_SECONDS:
-            keep(out + [dict(head, segments_so_far=done, s_sum_so_far=s_sum.tolist())])
-            last[0] = time.perf_counter()
-    return save
+    return throttled(SAVE_SECONDS, lambda done, s_sum: keep(
+        out + [dict(head, segments_so_far=done, s_sum_so_far=s_sum.tolist())]))
 
 
 def span_shares(rows, spans):

@@ -10,6 +10,7 @@ loses none, and the same command with --reuse of its own file goes on where it s
 import fnmatch
 import glob
 import os
+import time
 
 from lexgpt.common import read_json
 from lexgpt.config import ConfigError
@@ -83,3 +84,16 @@ class Previous:
             if not gone or glob.glob(p):  # something to load, or nothing kept (load_runs says what is missing)
                 load.append(p)
         return load, kept
+
+
+def throttled(seconds, save):
+    """-> f(*args): save(*args) once at least `seconds` have passed since the last save (or since f was made), else
+    nothing: a cell or row under way rewrites its partial JSON often enough to lose little, rarely enough to cost
+    nothing."""
+    last = [time.perf_counter()]
+
+    def f(*args):
+        if time.perf_counter() - last[0] >= seconds:
+            save(*args)
+            last[0] = time.perf_counter()
+    return f

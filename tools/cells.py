@@ -35,13 +35,18 @@ def command_settings(command, defaults=None):
     return parse_config(defaults, [a for a in shlex.split(command)[2:] if a.startswith('--')])
 
 
+def run_names(data, cfg):
+    """The runs a file's rows name, in their order; before its first row, its command's ckpt and extension label."""
+    return list(dict.fromkeys(r['ckpt'] for r in data['results'])) or [','.join(cfg['ckpt']) + extension(cfg)[0]]
+
+
 def ppl_cells(data):
     """The cells of extrapolate.py's JSON: (run, variant, mult, L_ex, value, inputs scored, inputs asked for)."""
     cfg = command_settings(data['command'])
     labels = [label for label, _ in variants(cfg)]
     per_input, asked = data['settings']['last_k'], data['settings']['n']
     rows = {(r['ckpt'], r['variant'], r['mult']): r for r in data['results']}
-    runs = list(dict.fromkeys(r['ckpt'] for r in data['results'])) or [','.join(cfg['ckpt']) + extension(cfg)[0]]
+    runs = run_names(data, cfg)
     L_trs = {r['L_tr'] for r in data['results']}
     L_tr = L_trs.pop() if len(L_trs) == 1 else None
     out = []
@@ -100,7 +105,7 @@ def erf_cells(data):
     from analysis import receptive_field  # as extrapolate.py above
     cfg = command_settings(data['command'], receptive_field.DEFAULTS)
     rows = {(r['ckpt'], r['variant']): r for r in data['results']}
-    runs = list(dict.fromkeys(r['ckpt'] for r in data['results'])) or [','.join(cfg['ckpt']) + extension(cfg)[0]]
+    runs = run_names(data, cfg)
     out = []
     for name in runs:
         for label, _ in variants(cfg):
