@@ -14,6 +14,7 @@
   rope_scaling.py   RoPE's extensions (PI, NTK, dynamic NTK, YaRN, Llama 3): the frequencies per layer
   kv_cache.py       the KV cache of decoding and streaming: the past keys and values each layer keeps
   routes.py         the fast attention routes, each equal to model.attention_reference, and the dispatcher
+  flexattn.py       FlexAttention (routes.py's GPU route): its score and mask functions, compiled once per device
   regular_fast.py   RegularGPT's fast forwards (regular_impl gather and reduce), equal to its plain one
   regular_tasks.py  the regular-language tasks of thesis ch. 6, in numpy
   thesis_tables.py  the thesis' own numbers, with the lines they come from

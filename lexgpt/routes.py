@@ -7,8 +7,8 @@ and attend() runs it. In the order route() tries them:
   dense     training over positions 0..T-1 with a distance table (and/or a window): the whole [H, T, T] bias, as
             the KERPLE authors' code builds it, SDPA's additive mask; the table's gradient is summed back along the
             diagonals (toeplitz), with no scatter of T^2 values into it
-  flex      on a GPU, head dimension >= 16: one FlexAttention kernel whose score_mod adds ALiBi's bias in closed
-            form and reads the other distance tables and FoX's potential
+  flex      on a GPU, head dimension >= 16: one FlexAttention kernel (flexattn.py) whose score_mod adds ALiBi's
+            bias in closed form and reads the other distance tables and FoX's potential
   folded    training with a bias that splits into pot[n] - pot[m] (ALiBi's slope * position, FoX's gates) and no
             window: one causal SDPA call with pot[n] in an extra head dimension (softmax ignores pot[m])
   tiled     inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or the Λ mask:
@@ -54,6 +54,7 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 import model  # the reference: its mask, distance tables and scores (model.py imports this module back)
+from lexgpt.flexattn import flex, flex_mods
 
 NEG = float('-inf')
 
@@ -237,7 +238,15 @@ def tiled(q, k, v, pe, call, o, dropout):
 
 def query_blocks(q, k, call, o):
     """(rows, keys) index pairs: blocks of queries of at most o.block_elems logits, each with the keys it can see."""
-    bq = max(16, o.block_elems // (q.size(0) * q.size(1) * k.size(2)))
+    per_head = o.block_elems // (q.size(0) * q.size(1))
+    bq = max(16, per_head // k.size(2))
+    if call.mask_rules and o.topk == 0:
+        # a window: a block sees its own rows and at most `seen` keys before them, whatever T, so it takes more rows.
+        # Few large blocks, for each block copies its keys and values out and, under a gradient, keeps them (one of
+        # Gemma 3's local layers at 32k, forward and backward: 1.7 GB and 48 s; sized by T, 5.5 GB and 426 s). With
+        # bq (seen + bq) <= per_head / 2 the bound holds where a block takes every key (T < 2 (seen + bq) there)
+        seen = max(s for s, _ in call.mask_rules) + min(w for _, w in call.mask_rules)
+        bq = max(bq, int((math.sqrt(seen * seen + 2 * per_head) - seen) / 2))
     for s in range(0, q.size(2), bq):
         rows = torch.arange(s, min(s + bq, q.size(2)), device=q.device)
         keys = None if o.topk > 0 else key_range(call.qi[rows], call.ki, call.mask_rules)
@@ -432,65 +441,3 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
         lse = lse - (pt - p0)
     out = out[..., :D].transpose(1, 2).reshape(Bo, H, nb * bq, D)[:, :, :T]
     return out.to(v.dtype), lse.transpose(1, 2).reshape(Bo, H, nb * bq)[:, :, :T]
-
-
-# --------------------------------------------------------------------------------------------
-# FlexAttention (the GPU path, under torch.compile): one fused kernel whose score_mod reads the distance tables
-# and whose block mask skips the tiles that causality, a window or the Λ mask hide. The same functions run on
-# CPU in the tests (eager, and a compiled forward).
-# --------------------------------------------------------------------------------------------
-
-_compiled = {}
-
-
-def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, pot=None, ceiling=0, slope=None):
-    """(score_mod, mask_mod) of the logits of model.scores: score = q.k * scale, then * weight[h, d] + bias[h, d]
-    - slope[h] * d (+ pot[b, h, n] - pot[b, h, m]), d = qrel - krel capped at `ceiling`; a table's last entry stands
-    for every distance past it. Visible: causal and the window rules."""
-    qb = (lambda b: 0) if qrel.size(0) == 1 else (lambda b: b)
-    pb = (lambda b: 0) if pot is None or pot.size(0) == 1 else (lambda b: b)
-    # the compiled backward refuses a tensor that needs grad indexed twice in one score_mod: the query side reads a copy
-    qpot = None if pot is None else pot.clone()
-
-    def score_mod(score, b, h, m, n):
-        d = qrel[qb(b), m] - krel[qb(b), n]
-        if weight_tab is not None:
-            score = score * weight_tab[h, d.clamp(0, weight_tab.size(1) - 1)]
-        if bias_tab is not None:
-            score = score + bias_tab[h, d.clamp(0, bias_tab.size(1) - 1)]
-        if slope is not None:  # ALiBi, eq. 4.3: -slope * (m - n); a key in the future is masked anyway
-            score = score - slope[h] * (d.clamp(0, ceiling) if ceiling > 0 else d)
-        if pot is not None:
-            score = score + pot[pb(b), h, n] - qpot[pb(b), h, m]
-        return score
-
-    def mask_mod(b, h, m, n):
-        ok = qi[m] >= ki[n]
-        for n_start, local in mask_rules:
-            ok = ok & ((qi[m] - ki[n] < local) | (ki[n] < n_start))
-        return ok
-    return score_mod, mask_mod
-
-
-def flex(q, k, v, scale, score_mod, mask_mod, compiled=True):
-    """FlexAttention of q [B, H, Tq, D] against k, v [B, H, Tk, D] with the given mods. On a GPU compiled once for
-    dynamic shapes, so that every length and batch takes the same kernel (one compilation per encoding and window
-    rule; extrapolate.py compiled anew for each of its lengths before). Inside a compiled model, that model's graph
-    holds it."""
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-    fn, blocks = flex_attention, create_block_mask
-    if compiled and not torch.compiler.is_compiling():
-        if q.device.type not in _compiled:
-            # Each encoding, window rule and autocast state is a graph of its own: past torch's default of 8, compiled
-            # calls fall back to eager ones without an error (an H200 run of bench.py's eval mode did so).
-            dyn, key = torch._dynamo.config, 'recompile_limit'  # cache_size_limit in older torch
-            key = key if hasattr(dyn, key) else 'cache_size_limit'
-            setattr(dyn, key, max(getattr(dyn, key), 64))
-            # on CPU (the tests) torch 2.13 fails to build the C++ of flex's dynamic-shape kernel: static shapes there.
-            # An eager block mask evaluates mask_mod at all Tq x Tk pairs (10 GB at 32k tokens); a compiled one not
-            dynamic = q.device.type != 'cpu'
-            _compiled[q.device.type] = (torch.compile(flex_attention, dynamic=dynamic),
-                                        torch.compile(create_block_mask, dynamic=dynamic))
-        fn, blocks = _compiled[q.device.type]
-    block_mask = blocks(mask_mod, None, None, q.size(2), k.size(2), device=q.device.type)
-    return fn(q, k, v, score_mod=score_mod, block_mask=block_mask, scale=scale)

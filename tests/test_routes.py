@@ -1,6 +1,7 @@
 """Every route of routes.py against the reference (model.attention_reference) on unit-scale q, k, v, for every
 encoding and attention setting, with grouped keys and values, and FlexAttention's decoding path."""
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -229,3 +230,22 @@ def test_a_gpu_trains_learned_tables_dense_and_the_rest_through_flex(monkeypatch
             ('sandwich', 'dense'): 'dense', ('alibi', 'dense'): 'flex'}  # ALiBi's potential has no dense route
     for (pe, prefer), name in taken.items():
         assert name == want.get((pe, prefer), 'dense' if prefer == 'dense' else 'flex'), (pe, prefer, name)
+
+
+@pytest.mark.parametrize('rules, T', [([(0, 512)], 32768), ([(4, 512)], 32768), ([(4, 512)], 1100),
+                                      ([(10, 32768)], 65536), ([], 4096)])
+def test_query_blocks_of_a_window_are_few_and_within_the_bound(rules, T):
+    # Gemma 3's local layers at 32k under a gradient (the ERF): a block's keys are copied out and kept for the
+    # backward, so blocks sized by T (32 rows beside 544 keys) kept 17 copies of the keys. Sized by the window, a block
+    # still holds at most block_elems logits, where key_range gathers the window and where it takes every key
+    B, H, elems = 1, 4, 1 << 22
+    q, k = torch.empty(B, H, T, 0), torch.empty(B, H, T, 0)
+    pos = torch.arange(T)
+    call = SimpleNamespace(qi=pos, ki=pos, mask_rules=rules)
+    o = SimpleNamespace(block_elems=elems, topk=0)
+    blocks = [(len(rows), T if isinstance(keys, slice) else len(keys))
+              for rows, keys in routes.query_blocks(q, k, call, o)]
+    assert sum(n for n, _ in blocks) == T
+    assert all(B * H * n * keys <= elems for n, keys in blocks), max(n * keys for n, keys in blocks)
+    if rules == [(0, 512)]:  # sized by T: 1024 blocks of 32 rows; by the window: 64 of 512, 1023 keys at most
+        assert len(blocks) == 64 and max(keys for _, keys in blocks) == 1023, blocks[:3]
