@@ -229,10 +229,10 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
   python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_bos_ppl_all --inputs=$(
     for f in plain lminf yarn2 dynamic2 pi2; do printf 'results/pretrained/gemma3_bos_%s.json,' $f; done | sed 's/,$//')
   # the receptive field at 1 L_tr (4 test-split inputs), and with the global layers windowed at 512: the local layers'
-  # reach alone (30-40 minutes an input on one thread; the JSON keeps the inputs done, which --reuse goes on from).
-  # Memory: at most 6.1 GB of RSS over the first input (30 s samples), since a windowed layer's query blocks are sized
-  # by its window (lexgpt/routes.py: query_blocks); before, 11 GB, and killed at 16.9 GB beside a 4x run. Beside
-  # gemma3_4x* (about 7 GB) it fits a 23 GB machine
+  # reach alone (the JSON keeps the inputs done, which --reuse goes on from). Since a windowed layer's query blocks are
+  # sized by its window (lexgpt/routes.py: query_blocks): about 16 minutes for the first input beside other runs
+  # (before: 30-40 on one thread), at most 6.1 GB of RSS (30 s samples; before: 11 GB, and killed at 16.9 GB beside
+  # a 4x run). Beside gemma3_4x* (about 7 GB) it fits a 23 GB machine
   E="--ckpt=gemma3 --length=1 --n=4 --recompute=True --out_dir=results/pretrained"
   python -m analysis.receptive_field $E --name=gemma3_bos_erf $(reuse results/pretrained/gemma3_bos_erf.json)
   python -m analysis.receptive_field $E --no_vanilla=True --windowed=True --windowed_at=512 --extend_layers=global \
