@@ -251,10 +251,15 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
     python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=32768 --cache_window=512 --n_starting=4 $B \
       --threads=2 --out_dir=results/stream --name=stream_gemma3_w512_$b $(reuse results/stream/stream_gemma3_w512_$b.json)
   done
-  for rows in sinks sinks,no_sinks; do
-    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
-      --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3_bos \
-      $(reuse results/stream/stream_gemma3_bos.json)
+  # The 200k stream without <bos> (the first 4 tokens are text) is the one measured before #58: its rows are reused
+  for b in bos nobos; do
+    B=
+    [ $b = bos ] || B=--bos=False
+    for rows in sinks sinks,no_sinks; do
+      python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 $B \
+        --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3_$b \
+        $(reuse results/stream/stream_gemma3_$b.json)
+    done
   done
 fi
 
@@ -309,38 +314,15 @@ if [ "$what" = erf_tables ]; then
 fi
 
 if [ "$what" = gemma3_before_bos ]; then
-  # #58: the commands of the Gemma 3 JSONs made before BOS was put first (settings without bos; one input per cell),
-  # kept so that those files name their command until the steps above replace them. Not to be run again: their
+  # #58: the commands of the Gemma 3 JSONs made before BOS was put first (settings without bos; one input per cell)
+  # that the steps above have not replaced yet (the ERF, and the 4x table of one input), kept so that those files
+  # name their command. Not to be run again: their
   # --reuse files stop at the settings check (bos null, the model's is 2), and without them they would measure with
   # BOS under the old names
-  # Gemma 3 270M (#41; L_tr = 32,768; 15 local layers with a 512-token window, 3 global ones) beside SmolLM2 above.
-  # Perplexity: one train-split input (its documents > 2 L_tr: 5), its last 128 tokens scored at every length;
-  # a 64k forward is ~15 minutes of one CPU thread, so 4 L_tr and n = 4 are pretrained_gpu's
-  [ -f data/pycode-gemma3/meta.json ] || python -m data.prepare --corpus=pycode --tokenizer=gemma3
-  G="--ckpt=gemma3 --split=train --lengths=0.25,0.5,1,2 --n=1 --last_k=128 --out_dir=results/pretrained"
-  python extrapolate.py $G --name=gemma3_plain $(reuse results/pretrained/gemma3_plain.json)
-  # the changes reach the 3 global layers only: LM-Infinite, a 512 window (all 18 layers local), RoPE extensions
-  python extrapolate.py $G --no_vanilla=True --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
-    --name=gemma3_lminf $(reuse results/pretrained/gemma3_lminf.json)
-  for s in yarn dynamic pi; do
-    python extrapolate.py $G --rope_scaling=$s --rope_scale=2 --extend_layers=global \
-      --name=gemma3_${s}2 $(reuse results/pretrained/gemma3_${s}2.json)
-  done
-  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_ppl_all --inputs=$(for f in plain lminf yarn2 dynamic2 pi2; do
-    printf 'results/pretrained/gemma3_%s.json,' $f; done | sed 's/,$//')
-  # passkey by depth at 8k, 32k and 64k, one key per cell (at 64k 13 minutes a depth on one thread, 7.5 on two)
-  python -m analysis.passkey --ckpt=gemma3 --lengths=0.25,1,2 --depths=0,0.25,0.5,0.75,1 --n=1 --threads=2 --out_dir=results/pretrained \
-    --name=gemma3_passkey $(reuse results/pretrained/gemma3_passkey.json)
   # the receptive field at 1 L_tr (one test-split input), and with the global layers windowed at 512: the local
   # layers' reach alone
   python -m analysis.receptive_field --ckpt=gemma3 --length=1 --n=1 --recompute=True --windowed=True --windowed_at=512 \
     --extend_layers=global --out_dir=results/pretrained --name=gemma3_erf
-  # #41: Gemma 3's 200k-token stream (the test split, then train), W = L_tr = 32,768 for the global layers (the local
-  # ones keep their 512), S = 4 against S = 0; one row per call, so a stopped run keeps the row it finished
-  for rows in sinks sinks,no_sinks; do
-    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 \
-      --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3 $(reuse results/stream/stream_gemma3.json)
-  done
   # #41: 4 L_tr = 131,072 tokens on CPU: one input, from the only train document that long, its last 128 tokens, 1x on
   # the same input beside it. The plain model, LM-Infinite on the 3 global layers and all 18 layers windowed at 512
   # (at 4x 16 minutes on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from
