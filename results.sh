@@ -230,9 +230,9 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3 ]; then
     for f in plain lminf yarn2 dynamic2 pi2; do printf 'results/pretrained/gemma3_bos_%s.json,' $f; done | sed 's/,$//')
   # the receptive field at 1 L_tr (4 test-split inputs), and with the global layers windowed at 512: the local layers'
   # reach alone (the JSON keeps the inputs done, which --reuse goes on from). Since a windowed layer's query blocks are
-  # sized by its window (lexgpt/routes.py: query_blocks): about 16 minutes for the first input beside other runs
-  # (before: 30-40 on one thread), at most 6.1 GB of RSS (30 s samples; before: 11 GB, and killed at 16.9 GB beside
-  # a 4x run). Beside gemma3_4x* (about 7 GB) it fits a 23 GB machine
+  # sized by its window (lexgpt/routes.py: query_blocks), beside a 4x run on 2 cores: 16-22 minutes an input, the
+  # windowed row 16 (before: 30-40 on one thread); peak RSS 8.0 GB, the windowed row 9.8 (the JSONs'; before: 11 GB,
+  # and killed at 16.9 GB beside a 4x run). Beside gemma3_4x* (about 7.4 GB) it fits a 23 GB machine
   E="--ckpt=gemma3 --length=1 --n=4 --recompute=True --out_dir=results/pretrained"
   python -m analysis.receptive_field $E --name=gemma3_bos_erf $(reuse results/pretrained/gemma3_bos_erf.json)
   python -m analysis.receptive_field $E --no_vanilla=True --windowed=True --windowed_at=512 --extend_layers=global \
@@ -315,14 +315,10 @@ fi
 
 if [ "$what" = gemma3_before_bos ]; then
   # #58: the commands of the Gemma 3 JSONs made before BOS was put first (settings without bos; one input per cell)
-  # that the steps above have not replaced yet (the ERF, and the 4x table of one input), kept so that those files
+  # that the steps above have not replaced yet (the 4x table of one input), kept so that those files
   # name their command. Not to be run again: their
   # --reuse files stop at the settings check (bos null, the model's is 2), and without them they would measure with
   # BOS under the old names
-  # the receptive field at 1 L_tr (one test-split input), and with the global layers windowed at 512: the local
-  # layers' reach alone
-  python -m analysis.receptive_field --ckpt=gemma3 --length=1 --n=1 --recompute=True --windowed=True --windowed_at=512 \
-    --extend_layers=global --out_dir=results/pretrained --name=gemma3_erf
   # #41: 4 L_tr = 131,072 tokens on CPU: one input, from the only train document that long, its last 128 tokens, 1x on
   # the same input beside it. The plain model, LM-Infinite on the 3 global layers and all 18 layers windowed at 512
   # (at 4x 16 minutes on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from
