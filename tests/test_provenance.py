@@ -225,38 +225,34 @@ def test_no_script_writes_into_results_by_default():
         assert folder.split(os.sep)[0] == 'out', (mode, protocol, folder)
 
 
-def unrecorded_bos(root, commands):
+def unrecorded_bos(root):
     """-> one line per Gemma 3 measurement (#58) whose JSON does not record settings.bos, the BOS id put first or
-    null for none. Exempt: the files made before #58, whose commands results.sh keeps in its gemma3_before_bos step
-    alone, and the tools' JSONs (tools.bench times random ids; tools.cells tabulates other files)."""
-    before = {normal(c) for c in commands.get('gemma3_before_bos', [])}
+    null for none. Exempt: the tools' JSONs (tools.bench times random ids; tools.cells tabulates other files)."""
     bad = []
     for path in result_jsons(root):
         with open(os.path.join(root, path)) as f:
             data = json.load(f)
         command = data.get('command', '') if isinstance(data, dict) else ''
-        if 'gemma3' not in command or command.startswith('python -m tools.') or normal(command) in before:
+        if 'gemma3' not in command or command.startswith('python -m tools.'):
             continue
         if 'bos' not in (data.get('settings') or {}):
             bad.append(f"{path}: `{command}` records no settings.bos")
     return bad
 
 
-def test_every_gemma3_result_records_bos(commands):
-    bad = unrecorded_bos(ROOT, commands)
+def test_every_gemma3_result_records_bos():
+    bad = unrecorded_bos(ROOT)
     assert not bad, '\n'.join(bad)
 
 
-def test_unrecorded_bos_is_found(tmp_path, commands):
-    """Planted: a Gemma 3 measurement without settings.bos is named; with it (null: none put first), a bench JSON
-    and a file of gemma3_before_bos are not."""
+def test_unrecorded_bos_is_found(tmp_path):
+    """Planted: a Gemma 3 measurement without settings.bos is named; with it (null: none put first) and a bench
+    JSON are not."""
     (tmp_path / 'results').mkdir()
     files = {'new.json': dict(command='python extrapolate.py --ckpt=gemma3 --name=x', settings=dict(split='train')),
              'nobos.json': dict(command='python extrapolate.py --ckpt=gemma3 --name=y', settings=dict(bos=None)),
              'bench.json': dict(command='python -m tools.bench --pretrained=gemma3', settings={})}
-    for old in commands.get('gemma3_before_bos', [])[-1:]:  # the step goes once its files are replaced
-        files['old.json'] = dict(command=old, settings=dict(split='train'))
     for name, data in files.items():
         (tmp_path / 'results' / name).write_text(json.dumps(data))
-    bad = unrecorded_bos(str(tmp_path), commands)
+    bad = unrecorded_bos(str(tmp_path))
     assert len(bad) == 1 and bad[0].startswith('results/new.json'), bad
