@@ -26,6 +26,7 @@ PES="none sinusoidal rope alibi kerple_power kerple_log sandwich t5 fire fox cop
 LM=$(for p in $PES; do printf 'out/lm/%s-s[0-9]*,' "$p"; done)
 LM=${LM%,}
 reuse() { [ -f "$1" ] && echo "--reuse=$1" || true; }
+no_bos() { [ "$1" = bos ] || echo --bos=False; }  # #58: a Gemma run named nobos measures without <bos>
 opts() { echo "${1#*:}" | tr : ' '; }  # name:--a=1:--b=2 -> --a=1 --b=2
 taus() {  # Algorithm 1's pick (P_max alignment) per length for run $2 in temperature.py's JSON $1: 2:0.95,4:0.9
   python -c "import json, sys; r = next(r for r in json.load(open(sys.argv[1]))['results'] if r['ckpt'] == sys.argv[2])
@@ -244,17 +245,14 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
   # row, the sinks where they can matter: W = 512, so past token 516 the global layers too see only their last 512
   # keys and the S starting tokens; 32,768 tokens, with <bos> first and, for the comparison, without (--bos=False)
   for b in bos nobos; do
-    B=
-    [ $b = bos ] || B=--bos=False
-    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=32768 --cache_window=512 --n_starting=4 $B \
-      --threads=2 --out_dir=results/stream --name=stream_gemma3_w512_$b $(reuse results/stream/stream_gemma3_w512_$b.json)
+    python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=32768 --cache_window=512 --n_starting=4 \
+      $(no_bos $b) --threads=2 --out_dir=results/stream --name=stream_gemma3_w512_$b \
+      $(reuse results/stream/stream_gemma3_w512_$b.json)
   done
   # The 200k stream without <bos> (the first 4 tokens are text) is the one measured before #58: its rows are reused
   for b in bos nobos; do
-    B=
-    [ $b = bos ] || B=--bos=False
     for rows in sinks sinks,no_sinks; do
-      python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 $B \
+      python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 $(no_bos $b) \
         --stream_rows=$rows --out_dir=results/stream --name=stream_gemma3_$b \
         $(reuse results/stream/stream_gemma3_$b.json)
     done
@@ -273,9 +271,7 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_4x ] || [ "$what" = gemma3_4x_
     *) kinds="bos nobos" ;;
   esac
   for b in $kinds; do
-    B=
-    [ $b = bos ] || B=--bos=False
-    G="--ckpt=gemma3 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained $B"
+    G="--ckpt=gemma3 --split=train --lengths=1,4 --n=4 --last_k=128 --out_dir=results/pretrained $(no_bos $b)"
     python extrapolate.py $G --threads=2 --lm_infinite=True --windowed=True --windowed_at=512 --extend_layers=global \
       --name=gemma3_${b}_4x_lminf $(reuse results/pretrained/gemma3_${b}_4x_lminf.json)
     for s in yarn dynamic pi; do
