@@ -249,7 +249,8 @@ if [ "$what" = pretrained ] || [ "$what" = gemma3_stream ]; then
       $(no_bos $b) --threads=2 --out_dir=results/stream --name=stream_gemma3_w512_$b \
       $(reuse results/stream/stream_gemma3_w512_$b.json)
   done
-  # The 200k stream without <bos> (the first 4 tokens are text) is the one measured before #58: its rows are reused
+  # The 200k stream without <bos> (the first 4 tokens are text) is the one measured before #58, on two threads as
+  # stream_gemma3 (no <bos> was put first then; its JSON's command_as_run), renamed: --reuse of its file keeps its rows
   for b in bos nobos; do
     for rows in sinks sinks,no_sinks; do
       python extrapolate.py --ckpt=gemma3 --protocol=stream --tokens=200000 --n_starting=4 --threads=2 $(no_bos $b) \

@@ -11,6 +11,9 @@ measured: --reuse (present or not depending on whether the JSON existed before; 
 the same settings, which extrapolate.py and passkey.py check) and --threads (torch's CPU threads, a speed setting);
 and a lease step's budget (`python -m tools.lease DIR STEP BUDGET ...`), which says how long the step may run, not what
 it measures: a step that ran out of time keeps its JSON until a lease with a longer budget measures it again.
+
+Beside that (#71), a JSON's record has to agree with its command: the threads its rows record, the --reuse file,
+the settings it records for each --key=value (setting_problems).
 """
 import difflib
 import itertools
@@ -256,3 +259,105 @@ def test_unrecorded_bos_is_found(tmp_path):
         (tmp_path / 'results' / name).write_text(json.dumps(data))
     bad = unrecorded_bos(str(tmp_path))
     assert len(bad) == 1 and bad[0].startswith('results/new.json'), bad
+
+
+def flag_value(text):
+    """A command-line value as config.py reads it: int, float, bool, None, else a string; a comma makes a list."""
+    if ',' in text:
+        return [flag_value(t) for t in text.split(',')]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return {'True': True, 'False': False, 'None': None}.get(text, text)
+
+
+def same_setting(key, flag, recorded):
+    """Whether a command's --key=flag is what the JSON's settings[key] records. A split is recorded with its corpus
+    ('pycode-gemma3:train' for --split=train); --bos=False is recorded as null (no BOS), --bos=True as the id put
+    first; a one-item list may be recorded as its item's list."""
+    value = flag_value(flag)
+    if key == 'split' and isinstance(recorded, str):
+        return recorded == flag or recorded.endswith(':' + flag)
+    if key == 'bos' and isinstance(value, bool):
+        return recorded is None if not value else isinstance(recorded, int) and not isinstance(recorded, bool)
+    return value == recorded or (not isinstance(value, list) and [value] == recorded)
+
+
+def recorded_threads(data):
+    """The thread counts a JSON's own measurements record (`threads` anywhere in it), leaving out the rows another
+    run made (`reused_from`): those keep their own run's."""
+    found, todo = set(), [data]
+    while todo:
+        o = todo.pop()
+        if isinstance(o, dict):
+            if 'reused_from' in o:
+                continue
+            if isinstance(o.get('threads'), int) and not isinstance(o['threads'], bool):
+                found.add(o['threads'])
+            todo.extend(o.values())
+        elif isinstance(o, list):
+            todo.extend(o)
+    return found
+
+
+def setting_problems(root):
+    """-> one line per JSON whose record disagrees with its command (#71): a --threads=N where the rows it made record
+    other threads (`command` and, for a file renamed since, `command_as_run`: what ran), a --reuse= file that is not
+    there, a --key=value that the JSON's `settings` records otherwise."""
+    bad = []
+    for path in result_jsons(root):
+        with open(os.path.join(root, path)) as f:
+            data = json.load(f)
+        if not isinstance(data, dict) or not isinstance(data.get('command'), str):
+            continue  # test_every_result_json_names_its_results_sh_command says so
+        threads = recorded_threads(data)
+        for field in ('command', 'command_as_run'):
+            m = re.search(r'(?:^| )--threads=(\d+)(?= |$)', data.get(field) or '')
+            if m and threads - {int(m.group(1))}:
+                bad.append(f"{path}: its {field} says --threads={m.group(1)}, its rows record {sorted(threads)}")
+        command = data['command']
+        for reuse in re.findall(r'(?:^| )--reuse=(\S+)', command):
+            if not os.path.isfile(os.path.join(root, reuse)):
+                bad.append(f"{path}: its command's --reuse={reuse} is not a file")
+        settings = data.get('settings') if isinstance(data.get('settings'), dict) else {}
+        for key, flag in re.findall(r'(?:^| )--(\w+)=(\S*)', command):
+            if key in settings and not same_setting(key, flag, settings[key]):
+                bad.append(f"{path}: its command says --{key}={flag}, its settings record {settings[key]!r}")
+    return bad
+
+
+def test_every_json_records_the_settings_its_command_names():
+    bad = setting_problems(ROOT)
+    assert not bad, '\n'.join(bad)
+
+
+def test_same_setting_rules():
+    assert same_setting('split', 'train', 'pycode-gemma3:train') and not same_setting('split', 'train', 'pycode:test')
+    assert same_setting('bos', 'False', None) and same_setting('bos', 'True', 2) and not same_setting('bos', 'False', 2)
+    assert same_setting('variants', ',window', ['', 'window']) and same_setting('lengths', '4', [4])
+    assert same_setting('tokens', '200000', 200000) and not same_setting('n', '4', 1)
+
+
+def test_a_record_that_disagrees_with_its_command_is_found(tmp_path):
+    """Planted: stream_gemma3_nobos.json as it was before #71 (its command said --threads=1 and reused a file that
+    was not there, its rows recorded 2 threads), a settings value the command contradicts, a reused row (another
+    run's threads: not counted) and a good copy of a real file."""
+    (tmp_path / 'results' / 'stream').mkdir(parents=True)
+    with open(os.path.join(ROOT, 'results/stream/stream_gemma3_nobos.json')) as f:
+        good = json.load(f)
+    old = dict(good, command=good['command'].replace('--threads=2', '--threads=1').replace(
+        '--reuse=results/stream/stream_gemma3_nobos.json', '--reuse=results/stream/stream_gemma3.json'))
+    del old['command_as_run']
+    files = {'stream/stream_gemma3_nobos.json': good, 'stream/old.json': old,
+             'stream/tokens.json': dict(good, settings=dict(good['settings'], tokens=100000)),
+             'reused.json': dict(command='python extrapolate.py --threads=1 --n=4', settings=dict(n=4),
+                                 results=[dict(threads=1), dict(threads=2, reused_from='results/x.json')])}
+    for name, data in files.items():
+        (tmp_path / 'results' / name).write_text(json.dumps(data))
+    bad = setting_problems(str(tmp_path))
+    assert sorted(b.split(':')[0] for b in bad) == ['results/stream/old.json'] * 2 + ['results/stream/tokens.json'], bad
+    assert any('--threads=1, its rows record [2]' in b for b in bad), bad
+    assert any('--reuse=results/stream/stream_gemma3.json is not a file' in b for b in bad), bad
+    assert any('--tokens=200000, its settings record 100000' in b for b in bad), bad
