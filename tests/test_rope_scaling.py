@@ -130,7 +130,7 @@ def test_ntk_turns_the_slowest_pair_s_times_slower_and_the_fastest_as_before():
         plain = rope_frequencies(ours(D, base), D)[0].double()
         ntk = rope_frequencies(ours(D, base, rope_scaling='ntk', rope_scale=s), D)[0].double()
         assert ntk[0] == plain[0] == 1.0
-        assert ntk[-1] == pytest.approx(plain[-1] / s, rel=1e-5)
+        assert ntk[-1].item() == pytest.approx(plain[-1].item() / s, rel=1e-5)
 
 
 def test_an_extension_over_a_checkpoint_counts_from_the_length_it_was_trained_on():
