@@ -135,6 +135,19 @@ def test_the_issues_bad_inputs_stop_before_any_length_is_scored(W, monkeypatch, 
     assert 'L_ex=' not in capsys.readouterr().out and not os.path.exists(os.path.join(W['tmp'], 'res'))
 
 
+@pytest.mark.parametrize('script', ['extrapolate', 'receptive_field', 'temperature'])
+def test_a_bad_split_is_refused_before_any_model_loads(W, monkeypatch, script):
+    """#59's settings checked before work: loading a pretrained model takes minutes, so --split=nosuch must stop
+    before the first model is built. Loading the split checks its name again, so without the early check the same
+    line still comes, only after the model has loaded: the models built before the error are counted here."""
+    import model
+    built, init = [], model.GPT.__init__
+    monkeypatch.setattr(model.GPT, '__init__', lambda self, *a, **kw: built.append(1) or init(self, *a, **kw))
+    argv = ['--ckpt={ckpt}', '--data_dir={data}', '--split=nosuch', '--out_dir={tmp}/early']
+    msg = error_line(monkeypatch, script, [a.format(**W) for a in argv])
+    assert msg == "error: split='nosuch'; allowed: train, val, test" and built == []
+
+
 def test_a_save_that_dies_half_way_keeps_the_last_checkpoint(W, tmp_path):
     """A file-size limit (as a full disk) cuts the next save: one line, and the checkpoint before it loads unchanged."""
     run = tmp_path / 'run'

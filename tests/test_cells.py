@@ -93,3 +93,25 @@ def test_a_file_is_finished_when_every_cell_its_command_asks_for_has_its_n(tmp_p
     json.dump(data, open(path, 'w'))
     assert cells.cells_of(path) == ('finished', [('m', 'vanilla', 1.0, 16, '2.718', 4, 4),
                                                  ('m', 'vanilla', 2.0, 32, '2.718', 4, 4)])
+
+
+def test_a_rope_scaling_file_with_no_rows_yet_is_named_with_its_extension(tmp_path):
+    """Before its first row, a file's run is its command's ckpt plus the extension label its rows will carry
+    (extrapolate.py names them so): 'out/m+yarn4', apart from the plain model's 'out/m' beside it."""
+    data = dict(command=PPL_COMMAND.replace('--windowed=True', '--rope_scaling=yarn --rope_scale=4'), partial=True,
+                protocol='last_token', lengths=[1.0, 2.0], settings=dict(n=4, last_k=2), results=[])
+    (tmp_path / 'yarn.json').write_text(json.dumps(data))
+    assert cells.cells_of(str(tmp_path / 'yarn.json')) == ('under way', [
+        ('out/m+yarn4', 'vanilla', 1.0, None, '', 0, 4), ('out/m+yarn4', 'vanilla', 2.0, None, '', 0, 4)])
+
+
+def test_a_finished_file_without_cells_shows_no_n_and_one_under_way_shows_0(tmp_path):
+    """A non-overlapping or sliding file keeps no inputs so far: finished, its n cell is empty (not a count of 0),
+    while a partial one says 0."""
+    for name, partial in (('nonoverlap', False), ('sliding', True)):
+        data = dict(command=f'python extrapolate.py --ckpt=out/m --protocol={name}', protocol=name, results=[])
+        (tmp_path / f'{name}.json').write_text(json.dumps(dict(data, partial=True) if partial else data))
+    cells.main(dict(cells.DEFAULTS, inputs=[str(tmp_path / f) for f in ('nonoverlap.json', 'sliding.json')],
+                    out_dir=str(tmp_path)))
+    rows = [line for line in (tmp_path / 'cells.md').read_text().splitlines() if '.json |' in line]
+    assert rows == ['| nonoverlap.json | finished |  |  |  |  |  |', '| sliding.json | under way |  |  |  |  | 0 |']

@@ -120,3 +120,19 @@ def test_bytes_tokenizer_round_trip_and_unknown_name():
     assert (tok.vocab_size, tok.eot, tok.sep_ids) == (256, 0, [46, 10])
     with pytest.raises(ConfigError, match="unknown tokenizer 'bpe'; allowed: bytes, gpt2"):
         loading.get_tokenizer('bpe')
+
+
+def test_progress_of_a_run_resumed_part_way_counts_its_rate_from_this_runs_items(monkeypatch, capsys):
+    """Progress(start=40): 40 of 100 inputs were scored by an earlier run. On a fake clock, 10 more in 12 s is a rate
+    of 10 / 12 = 0.83 per second (not 50 / 12) and the 50 left take 50 / (10 / 12) = 60 s; 20 more by 24 s: 30 / 24 =
+    1.25 per second, 30 left in 24 s. No line before PROGRESS_SECONDS (10 s), none for the last item."""
+    from types import SimpleNamespace
+    from lexgpt import common
+    now = [0.0]
+    monkeypatch.setattr(common, 'time', SimpleNamespace(perf_counter=lambda: now[0]))
+    progress = common.Progress('rope L_ex=64', 100, 'inputs', start=40)
+    for t, k in ((5.0, 5), (12.0, 5), (24.0, 20), (30.0, 30)):
+        now[0] = t
+        progress.done(k)
+    assert capsys.readouterr().err.splitlines() == ['  rope L_ex=64: 50/100 inputs, 0.83/s, about 60 s left',
+                                                    '  rope L_ex=64: 70/100 inputs, 1.25/s, about 24 s left']

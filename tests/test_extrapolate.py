@@ -387,6 +387,20 @@ def test_bad_input_names_the_bad_value(tmp_path, argv, message):
     assert message in str(e.value)
 
 
+@pytest.mark.parametrize('argv, most', [(['--lengths=1,16'], 292), (['--mode=position', '--length=4'], 868)])
+def test_n_equal_to_the_most_the_split_holds_is_scored_and_one_more_refused(tmp_path, argv, most):
+    """The bound of the errors above is inclusive: n = 292 (the documents' 44 + 244 + 4 tokens past 256 of context,
+    counted by hand above) scores every one of them, at every length; n = 293 is refused, naming 292."""
+    data = save_split(tmp_path, make_split())
+    path = save_ckpt(tmp_path, tiny(), 'a')
+    common = [f'--ckpt={path}', f'--data_dir={data}', f'--out_dir={tmp_path}'] + argv
+    out = ex.main(parse_config(ex.DEFAULTS, common + [f'--n={most}']))
+    rows = out['results'] if isinstance(out, dict) else out
+    assert rows and all(r['n_scored'] == most if 'n_scored' in r else r['segments']['n_drawn'] == most for r in rows)
+    with pytest.raises(ConfigError, match=f'allowed n <= {most}$'):
+        ex.main(parse_config(ex.DEFAULTS, common + [f'--n={most + 1}']))
+
+
 def test_cli_error_is_one_line_on_stderr():
     p = subprocess.run([sys.executable, os.path.join(ROOT, 'extrapolate.py'), '--ckpt=x', '--protocol=overlap'],
                        capture_output=True, text=True, timeout=120, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS='1'))

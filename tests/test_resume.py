@@ -79,10 +79,10 @@ def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_
     assert sorted((r['ckpt'], r['mult']) for r in kept) == [('a', 1), ('a', 2), ('a', 4), ('b', 4)]
 
 
-def test_a_cell_stopped_half_way_keeps_its_inputs_and_goes_on_from_them(tmp_path, monkeypatch):
+def test_a_cell_stopped_half_way_keeps_its_inputs_and_goes_on_from_them(tmp_path, monkeypatch, capsys):
     """A pretrained model's cell takes hours (4 inputs at 128k tokens): the last-token protocol writes the losses of
     the inputs it has scored into the partial JSON, and --reuse of that file scores only the others, to the same
-    loss as a run never stopped."""
+    loss as a run never stopped; its progress lines count on from the inputs scored before (4 of 5, not 1 of 5)."""
     data = save_split(tmp_path, make_split())
     a = save_ckpt(tmp_path, tiny('rope'), 'a')
     base = cfg(ckpt=[a], data_dir=data, lengths=[4], n=5, last_k=3, batch_tokens=64, out_dir=str(tmp_path / 'r'))
@@ -96,8 +96,12 @@ def test_a_cell_stopped_half_way_keeps_its_inputs_and_goes_on_from_them(tmp_path
     row = cut['results'][0]
     assert cut['partial'] and row['loss'] is None and len(row['losses_so_far']) == 3 * 3
     forwards.clear()
+    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)  # a line per forward but the last (test above)
+    capsys.readouterr()
     again = ex.main(dict(base, name='cut', reuse=str(tmp_path / 'r' / 'cut.json')))['results'][0]
     assert len(forwards) == 2 and again['inputs_scored_before'] == 3  # inputs 4 and 5 only
+    said = [line.split(',')[0] for line in capsys.readouterr().err.splitlines() if line.startswith('  a vanilla')]
+    assert said == ['  a vanilla L_ex=64: 4/5 segments']
     assert again['loss'] == whole['loss'] and again['n_scored'] == whole['n_scored'] == 15
     assert 'losses_so_far' not in again
 

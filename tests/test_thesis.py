@@ -175,7 +175,14 @@ def test_mid_scale_rows_beside_the_tiny_ones(evals):
     page = open(evals / 'out' / 'README.md').read()
     assert f"|  | ours, 25M | 2.567 ± 0.208{thesis.DAGGER} (3) |" in page  # (2.5 + 2.4 + 2.8) / 3, sample std
     assert '|  | ours, 25M | 2.350 ± 0.212 (2) |' in page  # T5: n = 2, no mark
-    assert 'segments: 512, 256, 128, 64, 32 at 1-16 L_tr, 262,144 tokens' in page  # the 25M runs' own n
+    # each table's n line is its own runs': the tiny ones' before 'Rows *ours, 25M*' (4,096 tokens of L_tr = 16, 50
+    # last tokens), the 25M runs' after it (262,144 tokens of L_tr = 512; no last-token table: no data)
+    intro = lambda table: page.split(f'## Table {table}')[1].split('\n\n')[1].split('Rows *ours, 25M*')
+    tiny, mid = intro('3.3')
+    assert 'segments: 256, 128, 64, 32, 16 at 1-16 L_tr, 4,096 tokens at every length' in tiny and '262' not in tiny
+    assert 'segments: 512, 256, 128, 64, 32 at 1-16 L_tr, 262,144 tokens at every length' in mid
+    tiny, mid = intro('4.3')
+    assert 'n = seeds (per cell) x 50 segments, one token each' in tiny and 'n: no data' in mid
     assert 'tested against the method from 3 seed pairs on' in page
 
 
