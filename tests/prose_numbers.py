@@ -191,3 +191,150 @@ q = at('README.md', 'results/pretrained/gemma3_bos_erf.json')
 q('ERF at {:g} L_tr {:,} tokens', "d['settings']['length']", "d['results'][0]['erf']")
 q = at('README.md', 'results/pretrained/gemma3_bos_erf_windowed.json')
 q('(every layer local: {:,})', "d['results'][0]['erf']")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/README.md
+
+q = at('results/README.md', 'results/ppl/ppl_last_token.json')
+q("the tiny models' perplexity vs length ({} models, {} seeds (FIRE {}); last {} tokens of {} segments)",
+  "len({g['group'] for g in d['groups']})", "grp(group='rope', mult=1)['n']", "grp(group='fire', mult=1)['n']",
+  "d['settings']['last_k']", "d['settings']['n']")
+q = at('results/README.md', 'results/stream/stream.json')
+q('one long text ({:.0f}M tokens) through a bounded KV cache', "d['settings']['tokens'] / 1e6")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/stream/README.md
+
+STREAM = 'results/stream/README.md'
+TINY = ['alibi-s0', 'rope-s0', 't5-s0', 'kerple_log-s0', 'none-s0']
+LABEL = dict(sinks='S = {}, W = {}', no_sinks='S = {}, W = {}', windows='windows of {} from scratch')
+LABEL_FIELDS = dict(sinks=["stream_row({c!r}, 'sinks')['S']", "stream_row({c!r}, 'sinks')['W']"],
+                    no_sinks=["stream_row({c!r}, 'no_sinks')['S']", "stream_row({c!r}, 'no_sinks')['W']"],
+                    windows=["stream_row({c!r}, 'windows')['W']"])
+q = at(STREAM, 'results/stream/stream.json')
+q('a step ({} tokens, `--stream_step`) at a time', "stream_row('alibi-s0', 'sinks')['chunk']")
+q('Seed-0 checkpoints over {:.0f}M tokens', "d['settings']['tokens'] / 1e6")
+q('trained again for this table, {} iterations as the others', "stream_row('t5-s0', 'sinks')['iters']")
+for c in TINY:  # the table: buckets 1k-2k, 16k-32k, 262k-524k, 524k-1M, all, tokens / CPU s, peak RSS
+    for r in ('sinks', 'no_sinks', 'windows'):
+        q(f'| {c} | {LABEL[r]} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:,.0f}} | {{:.0f}} MB |',
+          *[f.format(c=c) for f in LABEL_FIELDS[r]],
+          *[f"bucket({c!r}, {r!r}, {e})" for e in (2048, 32768, 524288, 1000000)],
+          f"stream_row({c!r}, {r!r})['ppl']", f"stream_row({c!r}, {r!r})['tokens_per_cpu_s']",
+          f"stream_row({c!r}, {r!r})['peak_rss_mb']")
+TABLE_BUCKETS = "[bucket({c!r}, 'sinks', e) for e in (2048, 32768, 524288, 1000000)]"
+q('RoPE, which explodes past L_tr when it sees positions it never trained on ([the tiny models\' '
+  'table](../ppl/README.md#the-main-table)), stays at {:.2f}-{:.2f} in the table\'s buckets to {:.0f}M tokens = '
+  '{:.0f} L_tr, ALiBi at {:.2f}-{:.2f}, T5 at {:.2f}-{:.2f}, KERPLE-log at {:.2f}-{:.2f}',
+  *[f"{m}({TABLE_BUCKETS.format(c='rope-s0')})" for m in ('min', 'max')], "d['settings']['tokens'] / 1e6",
+  "d['settings']['tokens'] / stream_row('rope-s0', 'sinks')['L_tr']",
+  *[f"{m}({TABLE_BUCKETS.format(c=c)})" for c in ('alibi-s0', 't5-s0', 'kerple_log-s0') for m in ('min', 'max')])
+GAIN = "[100 * (1 - stream_row(c, 'sinks')['ppl'] / stream_row(c, 'windows')['ppl']) for c in {}]".format(TINY[:4])
+q('beats windows scored from scratch by {:.0f}-{:.0f}% (ALiBi {:ppl} against {:ppl}, RoPE {:ppl} against {:ppl}, '
+  'T5 {:ppl} against {:ppl}, KERPLE-log {:ppl} against {:ppl})', f"min({GAIN})", f"max({GAIN})",
+  *[f"stream_row({c!r}, {r!r})['ppl']" for c in TINY[:4] for r in ('sinks', 'windows')])
+q('once the cache rolls (past {} tokens) it gets {:.0f}-{:.0f} per bucket, with or without the first tokens, while '
+  'windows from scratch give {:.2f}', "stream_row('none-s0', 'sinks')['S'] + stream_row('none-s0', 'sinks')['W']",
+  "min(v for r in ('sinks', 'no_sinks') for v in buckets('none-s0', r, after=256))",
+  "max(v for r in ('sinks', 'no_sinks') for v in buckets('none-s0', r, after=256))",
+  "stream_row('none-s0', 'windows')['ppl']")
+
+q = at(STREAM, 'results/stream/stream_smollm2.json')
+q('SmolLM2-135M over {:.0f}k tokens of the pycode test split', "d['settings']['tokens'] / 1e3")
+q('W = L_tr = {}, steps of {} tokens, one thread;', "stream_row('smollm2', 'sinks')['W']",
+  "stream_row('smollm2', 'sinks')['chunk']")
+for r in ('sinks', 'no_sinks'):
+    q(f'| smollm2 | {LABEL[r]} | equal | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:.0f}} | '
+      '{:.0f} MB |', *[f.format(c='smollm2') for f in LABEL_FIELDS[r]],
+      *[f"bucket('smollm2', {r!r}, {e})" for e in (16384, 32768, 65536, 100000)],
+      f"stream_row('smollm2', {r!r})['ppl']",
+      f"stream_row('smollm2', {r!r})['tokens_per_cpu_s']", f"stream_row('smollm2', {r!r})['peak_rss_mb']")
+q('while the cache holds the whole stream (the first {:,} tokens)',
+  "stream_row('smollm2', 'sinks')['W'] + stream_row('smollm2', 'sinks')['S']")
+RISE = "[b / a for a, b in zip(buckets('smollm2', 'sinks', after=8192), buckets('smollm2', 'no_sinks', after=8192))]"
+q('dropping them raises perplexity by {:.0f}-{:.0f}% in every later bucket ({:ppl} against {:ppl} over the whole '
+  'stream)', f"100 * (min({RISE}) - 1)", f"100 * (max({RISE}) - 1)", "stream_row('smollm2', 'no_sinks')['ppl']",
+  "stream_row('smollm2', 'sinks')['ppl']")
+q('perplexity follows the text to {:.0f}k tokens = {:.0f} L_tr', "d['settings']['tokens'] / 1e3",
+  "d['settings']['tokens'] / stream_row('smollm2', 'sinks')['L_tr']")
+RATE = "[v for r in ('sinks', 'no_sinks') for v in buckets('smollm2', r, after=8192, key='tokens_per_s_by_bucket')]"
+q('The rate, {:.0f}-{:.0f} tokens/s once the cache is full, is the cost of attending to {:,} keys per token',
+  f"min({RATE})", f"max({RATE})", "stream_row('smollm2', 'sinks')['W'] + stream_row('smollm2', 'sinks')['S']")
+
+q = at(STREAM, 'results/stream/stream_gemma3_w512_bos.json')
+q('W = {} for every layer, so past token {} the global layers too see only the last {} keys and the S first tokens; '
+  '{:,} tokens of the test split', "d['settings']['cache_window']",
+  "d['settings']['cache_window'] + d['settings']['n_starting']", "d['settings']['cache_window']",
+  "d['settings']['tokens']")
+q('| yes | {:ppl} ({:ppl}) | {:ppl} ({:ppl}) | {:ppl} ({:ppl}) |',
+  *[f"{e}" for r in ('sinks', 'no_sinks', 'windows')
+    for e in (f"stream_row('gemma3', {r!r})['ppl']", f"bucket('gemma3', {r!r}, 32768)")])
+q('perplexity is {:.0f}% lower than with none kept ({:ppl} against {:ppl})',
+  "100 * (1 - stream_row('gemma3', 'sinks')['ppl'] / stream_row('gemma3', 'no_sinks')['ppl'])",
+  "stream_row('gemma3', 'sinks')['ppl']", "stream_row('gemma3', 'no_sinks')['ppl']")
+q('(S = 0: {:ppl} with it first,', "stream_row('gemma3', 'no_sinks')['ppl']")
+q('Each window scored from scratch needs its own `<bos>` as much ({:ppl} with,',
+  "stream_row('gemma3', 'windows')['ppl']")
+q = at(STREAM, 'results/stream/stream_gemma3_w512_nobos.json')
+q('| no | {:ppl} ({:ppl}) | {:ppl} ({:ppl}) | {:ppl} ({:ppl}) |',
+  *[f"{e}" for r in ('sinks', 'no_sinks', 'windows')
+    for e in (f"stream_row('gemma3', {r!r})['ppl']", f"bucket('gemma3', {r!r}, 32768)")])
+q('four first tokens of text instead change nothing ({:ppl} against {:ppl})', "stream_row('gemma3', 'sinks')['ppl']",
+  "stream_row('gemma3', 'no_sinks')['ppl']")
+q('with it first, {:ppl} without).', "stream_row('gemma3', 'no_sinks')['ppl']")
+q('{:ppl} without). One stream per row, so no test.', "stream_row('gemma3', 'windows')['ppl']")
+
+GEMMA_STREAM = ('| {yes} | S = {{}}, W = {{}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} | '
+                '{{:.0f}} | {{:.0f}} MB |')
+for b, yes in (('bos', 'yes'), ('nobos', 'no')):
+    q = at(STREAM, f'results/stream/stream_gemma3_{b}.json')
+    for r in ('sinks', 'no_sinks'):
+        q(GEMMA_STREAM.format(yes=yes), f"stream_row('gemma3', {r!r})['S']", f"stream_row('gemma3', {r!r})['W']",
+          *[f"bucket('gemma3', {r!r}, {e})" for e in (16384, 32768, 65536, 131072, 200000)],
+          f"stream_row('gemma3', {r!r})['ppl']", f"stream_row('gemma3', {r!r})['tokens_per_s']",
+          f"stream_row('gemma3', {r!r})['peak_rss_mb']")
+q = at(STREAM, 'results/stream/stream_gemma3_bos.json')
+NOBOS = "J('results/stream/stream_gemma3_nobos.json')"
+q('The {:,}-token stream at W = L_tr = {:,} for the global layers', "d['settings']['tokens']",
+  "stream_row('gemma3', 'sinks')['W']")
+q('(each local layer keeps its own {} keys and no starting tokens; {:word} threads,',
+  "J('results/stream/stream_gemma3_w512_bos.json')['settings']['cache_window']",
+  "stream_row('gemma3', 'sinks')['threads']")
+q('The model streams to {:,} tokens ({:.1f} L_tr) with its perplexity following the text, {:.0f}% lower over the whole '
+  'stream with `<bos>` kept as a sink ({:ppl} against {:ppl})', "d['settings']['tokens']",
+  "d['settings']['tokens'] / stream_row('gemma3', 'sinks')['L_tr']",
+  "100 * (1 - stream_row('gemma3', 'sinks')['ppl'] / " + NOBOS + "['results'][0]['ppl'])",
+  "stream_row('gemma3', 'sinks')['ppl']", NOBOS + "['results'][0]['ppl']")
+q('then rise: {:ppl} against {:ppl} in 32k-65k', "bucket('gemma3', 'no_sinks', 65536)",
+  "bucket('gemma3', 'sinks', 65536)")
+q('stream equals the one without `<bos>` to four digits ({:ppl}, {:ppl})', "bucket('gemma3', 'no_sinks', 131072)",
+  "bucket('gemma3', 'no_sinks', 200000)")
+q = at(STREAM, 'results/stream/stream_gemma3_nobos.json')
+q('(mean loss {:.6f} against {:.6f} nats)', "stream_row('gemma3', 'sinks')['loss']",
+  "stream_row('gemma3', 'no_sinks')['loss']")
+q("In the Gemma stream above S = {} runs at S = {}'s rate ({:.0f} against {:.0f} tokens/s, its JSON)",
+  "stream_row('gemma3', 'sinks')['S']", "stream_row('gemma3', 'no_sinks')['S']",
+  "stream_row('gemma3', 'sinks')['tokens_per_s']", "stream_row('gemma3', 'no_sinks')['tokens_per_s']")
+
+q = at(STREAM, 'results/bench/stream.json')
+q('random tiny weights, S = {}, W = {}, steps of {} tokens, {} thread, the machine otherwise idle; {:word} interleaved '
+  'rounds per length', "d['settings']['stream_sinks']", "d['settings']['block_size']", "d['settings']['stream_step']",
+  "d['settings']['threads']", "d['settings']['rounds']")
+for pe in ('alibi', 'rope'):
+    R = f"d['results'][{pe!r}]"
+    q(f'| {pe} | {{:,.0f}} / {{:,.0f}} | {{:.2f}} | {{:,.0f}} / {{:,.0f}} | {{:.2f}} | {{:.1f}} / {{:.1f}} MB '
+      '({:.1f} / {:.1f}) |',
+      *[f"{R}[{k!r}]['{n}']" for k in ('tokens_per_cpu_s',) for n in (10000, 1000000)],
+      f"{R}['tokens_per_cpu_s']['1000000'] / {R}['tokens_per_cpu_s']['10000']",
+      *[f"{R}['tokens_per_s']['{n}']" for n in (10000, 1000000)],
+      f"{R}['tokens_per_s']['1000000'] / {R}['tokens_per_s']['10000']",
+      *[f"{R}[{k!r}]['{n}']" for k in ('peak_rss_mb', 'peak_rss_anon_mb') for n in (10000, 1000000)])
+CPU_RATIO = "[r['tokens_per_cpu_s']['1000000'] / r['tokens_per_cpu_s']['10000'] for r in d['results'].values()]"
+HEAP = "[r['peak_rss_anon_mb']['1000000'] / r['peak_rss_anon_mb']['10000'] for r in d['results'].values()]"
+q('the {:.0f}M-token stream runs at {:.2f}-{:.2f}x the rate of the {:.0f}k one, slower by at most {:.1f}% (ALiBi), and '
+  'the heap grows by at most {:.1f}%', "d['settings']['stream_tokens'][1] / 1e6", f"min({CPU_RATIO})",
+  f"max({CPU_RATIO})", "d['settings']['stream_tokens'][0] / 1e3", f"100 * (1 - min({CPU_RATIO}))",
+  f"100 * (max({HEAP}) - 1)")
+q('A {:.0f}M-token stream takes {:.1f}-{:.1f} CPU minutes on one thread', "d['settings']['stream_tokens'][1] / 1e6",
+  "min(1e6 / r['tokens_per_cpu_s']['1000000'] / 60 for r in d['results'].values())",
+  "max(1e6 / r['tokens_per_cpu_s']['1000000'] / 60 for r in d['results'].values())")

@@ -22,6 +22,7 @@ from tests.prose_numbers import FINDINGS_FREE, HELPERS, QUOTES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORDS = dict(enumerate(['none', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten']))
+FIELD = r'([-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?|\S+?)'  # a quoted number where the page has one, else a word
 NUMBER = re.compile(r'(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?')
 
 
@@ -122,15 +123,16 @@ def rendered(quote):
 
 
 def fields(text):
-    return [f for _, f, _, _ in FORMAT.parse(text) if f is not None]
+    """The format specs of a quote's fields."""
+    return [':' + spec if spec else '' for _, f, spec, _ in FORMAT.parse(text) if f is not None]
 
 
 def what_the_page_says(text, page):
-    """The page's text where the quote's literal parts are, its numbers in place of the fields ('' if not found)."""
-    pattern = ''.join(re.escape(flat(lit)).replace(r'\ ', r'\s+') + (r'(\S+?)' if f is not None else '')
+    """The page's words in place of the quote's numbers, where its literal parts are (None if they are not)."""
+    pattern = ''.join(re.escape(flat(lit)).replace(r'\ ', r'\s+') + (FIELD if f is not None else '')
                       for lit, f, _, _ in FORMAT.parse(text))
     m = re.search(pattern, page)
-    return m.group(0) if m else ''
+    return list(m.groups()) if m else None
 
 
 def problems(quotes, read=page_text):
@@ -141,14 +143,18 @@ def problems(quotes, read=page_text):
         if page not in pages:
             pages[page] = flat(read(page))
         try:
-            text, _ = rendered(quote)
+            text, values = rendered(quote)
         except Exception as e:  # a missing JSON, field or row names itself
             bad.append(f"{page}: {quote[1]!r}: {type(e).__name__}: {e}")
             continue
         if flat(text) not in pages[page]:
-            said = what_the_page_says(quote[1], pages[page])
-            bad.append(f"{page}: the JSON ({quote[2]}) gives {flat(text)!r}; the page says "
-                       f"{said!r}" if said else f"{page}: {flat(text)!r} is not in the page")
+            said, wanted = what_the_page_says(quote[1], pages[page]), [FORMAT.format(f'{{{f}}}', v) for f, v in
+                                                                       zip(fields(quote[1]), values)]
+            if said is None:
+                bad.append(f"{page}: {flat(text)!r} is not in the page")
+            else:
+                bad.append(f"{page}: {quote[1][:70]!r}...: the page says " + ', '.join(
+                    f"{a} where {quote[2]} gives {b}" for a, b in zip(said, wanted) if a != b))
     return bad
 
 
@@ -158,6 +164,7 @@ def test_quotes_are_well_formed():
         assert os.path.isfile(os.path.join(ROOT, page)), page
         assert os.path.isfile(os.path.join(ROOT, path)), path
         assert len(fields(text)) == len(exprs) >= 1, (page, text, exprs)
+        assert all(f == '' for _, f, _, _ in FORMAT.parse(text) if f is not None), f"positional fields only: {text}"
 
 
 def test_every_quoted_number_is_its_json_s():
