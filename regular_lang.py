@@ -25,7 +25,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from lexgpt import config
-from lexgpt.common import command_line, md_table, plt
+from lexgpt.common import command_line, environment, md_table, plt, Progress, PROGRESS_SECONDS
 from lexgpt.evaluation import cumulative_from_end, embedding_grad_norms, erf_tokens
 from lexgpt.loading import save_checkpoint
 from lexgpt.config import ConfigError
@@ -170,7 +170,10 @@ def accuracy(model, task, L, n, batch, p_one=0.5):
 
 def evaluate(model, task, lengths, cfg, p_one=0.5):
     model.eval()
-    acc = {L: accuracy(model, task, L, cfg['test_samples'], cfg['eval_batch'], p_one) for L in lengths}
+    acc, progress = {}, Progress(f"{task.name}: accuracy", len(lengths), 'lengths')
+    for L in lengths:
+        acc[L] = accuracy(model, task, L, cfg['test_samples'], cfg['eval_batch'], p_one)
+        progress.done()
     model.train()
     return acc
 
@@ -185,6 +188,7 @@ def train_run(cfg, plot=True):
     model = build(task, cfg)
     opt = torch.optim.Adam(model.parameters(), lr=cfg['learning_rate'])
     t0, losses = time.time(), []
+    shown = t0  # a line every 250 steps, and at least every PROGRESS_SECONDS when steps are slow (long inputs)
     for step in range(cfg['max_steps']):
         L = int(rng.choice(train_lengths))  # uniform curriculum: one length per batch
         x, y = task.sample(rng, L, cfg['batch_size'], cfg['p_one'])
@@ -195,14 +199,16 @@ def train_run(cfg, plot=True):
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg['grad_clip'])
         opt.step()
         losses.append(loss.item())
-        if step % 250 == 0 or step == cfg['max_steps'] - 1:
+        if step % 250 == 0 or step == cfg['max_steps'] - 1 or time.time() - shown >= PROGRESS_SECONDS:
+            shown = time.time()
             print(f"{run_name(cfg)} step {step} L={L} loss {np.mean(losses[-50:]):.4f} {time.time() - t0:.0f}s",
                   flush=True)
     train_time = time.time() - t0
     t0 = time.time()
     acc = evaluate(model, task, test_lengths, cfg)
     same = evaluate(model, task, train_lengths[-1:], cfg)[train_lengths[-1]]
-    res = dict(command=command_line(), run=run_name(cfg), task=task.name, model=cfg['model'], seed=cfg['seed'],
+    res = dict(command=command_line(), environment=environment(), run=run_name(cfg), task=task.name,
+               model=cfg['model'], seed=cfg['seed'],
                score=float(np.mean(list(acc.values()))), same_length_acc=same,
                per_length={str(k): v for k, v in acc.items()},
                train_lengths=[train_lengths[0], train_lengths[-1]], test_lengths=[test_lengths[0], test_lengths[-1]],
@@ -418,7 +424,7 @@ def table(cfg):
     with open(os.path.join(cfg['out_dir'], 'table.md'), 'w') as f:
         f.write(text)
     with open(os.path.join(cfg['out_dir'], 'table.json'), 'w') as f:
-        json.dump(dict(command=command_line(), **summary), f, indent=1)
+        json.dump(dict(command=command_line(), environment=environment(), **summary), f, indent=1)
     print(text)
 
 

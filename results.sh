@@ -564,6 +564,19 @@ if [ "$what" = bench ]; then
     --rounds=2 --warmup=0 --threads=1 --json=results/bench/stream.json | tee results/bench/stream.md
 fi
 
+if [ "$what" = repro ]; then
+  # #71, what reproduces across machines: the demo's two runs (configs/sweep_demo.py) and their Table 3.3 perplexities,
+  # once with this machine's own kernels and once with MKL's matrix products held to its AVX2 code (the path MKL takes
+  # on an AMD EPYC): the same seed and data, only the rounding of the products differs. About 30 CPU minutes.
+  for k in native mkl_avx2; do
+    if [ $k = mkl_avx2 ]; then export MKL_ENABLE_INSTRUCTIONS=AVX2; else unset MKL_ENABLE_INSTRUCTIONS; fi
+    python sweep.py configs/sweep_demo.py --jobs=1 --out_dir="out/repro/$k/tiny-{pe}"
+    python extrapolate.py --ckpt=out/repro/$k/tiny-sinusoidal,out/repro/$k/tiny-alibi --protocol=nonoverlap \
+      --lengths=1,4,16 --threads=2 --out_dir=results/repro --name=demo_$k
+  done
+  unset MKL_ENABLE_INSTRUCTIONS
+fi
+
 if [ "$what" = mutation ]; then
   # The project's own mutation run (#59; not in CI): mutmut's mutants of the code behind the reported numbers (the
   # protocols' losses, thesis.py, rope_scaling.py, the pretrained converters, the stream), a seeded sample of 20 per

@@ -35,7 +35,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from lexgpt.common import forward_backward, optimizer_step, pick_device, precision
+from lexgpt.common import environment, forward_backward, optimizer_step, pick_device, precision
 from lexgpt.corpus import data_folder, load_meta, split_path
 from lexgpt.loading import ckpt_kind, PRETRAINED, read_checkpoint, save_checkpoint
 from lexgpt import config
@@ -450,7 +450,8 @@ def _train(cfg, device, ddp, rank, world, given):
                     save_checkpoint(dict(model=model.state_dict(), optimizer=optimizer.state_dict(),
                                          scaler=scaler.state_dict(), model_args=model_args, config=cfg, meta=meta,
                                          iter_num=iter_num, best_val_loss=best_val_loss, rng=states,
-                                         data_rng=data_gen.get_state(), log=log_rows, elapsed=row['time']),
+                                         data_rng=data_gen.get_state(), log=log_rows, elapsed=row['time'],
+                                         environment=environment()),
                                     ckpt_path)
         if iter_num >= cfg['max_iters']:
             break

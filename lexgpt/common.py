@@ -12,6 +12,7 @@ import sys
 import time
 from contextlib import nullcontext
 
+import numpy as np
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -141,6 +142,15 @@ def command_line():
     return ' '.join(['python', script] + sys.argv[1:])
 
 
+def environment():
+    """What a figure's last digits depend on besides the command: torch's build, the CPU kernels it picked (AVX2,
+    AVX512: their softmax rounds differently), the code path MKL's matrix products take if one was forced (README.md,
+    Reproducibility) and numpy's version. Every result JSON and checkpoint records it."""
+    return dict(torch=str(torch.__version__), numpy=np.__version__,
+                cpu_capability=torch.backends.cpu.get_cpu_capability(),
+                mkl_instructions=os.environ.get('MKL_ENABLE_INSTRUCTIONS'))  # None: MKL picks its own code path
+
+
 def write_outputs(out_dir, stem, data, markdown=None, fig=None, say=True):
     """<out_dir>/<stem>.json (with the command that made it), .md and .png; returns the path without extension.
     data=None: no JSON (a table redone from its JSON, which keeps its command). say=False: no 'wrote' line (a JSON
@@ -150,7 +160,7 @@ def write_outputs(out_dir, stem, data, markdown=None, fig=None, say=True):
     written = []
     if data is not None:
         with open(base + '.json.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves the last JSON whole
-            json.dump(dict(command=command_line(), **data), f, indent=1, default=float)
+            json.dump(dict(command=command_line(), environment=environment(), **data), f, indent=1, default=float)
         os.replace(base + '.json.tmp', base + '.json')
         written.append(base + '.json')
     if markdown is not None:

@@ -1,5 +1,7 @@
 """sweep.py: every grid point runs once with its own arguments and log; finished runs are skipped; failures named."""
 import os
+import re
+import sys
 
 import pytest
 
@@ -70,3 +72,42 @@ def test_a_changed_command_runs_again(tmp_path):
         ['--iters=1', '--iters=2']
     (tmp_path / 's0' / 'run.log.done').write_text('')  # written before .done recorded the command: finished
     assert sweep.main(dict(cfg, args=['--iters=3'], dry_run=True)) == []
+
+
+TRAINER = """import sys, time
+from lexgpt.config import run
+DEFAULTS = dict(max_iters=5, out_dir='', init_from='', seed=0)
+
+
+def main(cfg):
+    for i in range(cfg['max_iters']):
+        print(f"iter {i}: loss {3 - i / 10:.4f}, lr 1e-3, 100 ms, 1 tok/s", flush=True)
+        time.sleep(0.15)
+
+
+if __name__ == '__main__':
+    run(main, DEFAULTS)
+"""
+
+
+def test_a_sweep_says_where_each_running_run_is(tmp_path, monkeypatch, capsys):
+    """#71: while runs train, a line per run at least every PROGRESS_EVERY seconds: step / the steps its own
+    settings give (--max_iters here, not the script's default), the last loss and the time left."""
+    (tmp_path / 'train.py').write_text(TRAINER)
+    monkeypatch.setattr(sweep, 'PROGRESS_EVERY', 0.4)
+    monkeypatch.setenv('PYTHONPATH', os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cfg = dict(sweep.DEFAULTS, script=str(tmp_path / 'train.py'), args=['--max_iters=12'], grid=dict(seed=[0, 1]),
+               out_dir=str(tmp_path / 's{seed}'), jobs=2)
+    sweep.main(cfg)
+    out = capsys.readouterr().out
+    lines = re.findall(r's(\d)/run\.log: step (\d+)/(\d+), loss ([\d.]+)(, about [\d,]+ s left)?', out)
+    assert {seed for seed, *_ in lines} == {'0', '1'}  # every running run, not only the first
+    for seed, step, total, loss, left in lines:
+        assert total == '12' and float(loss) == pytest.approx(3 - int(step) / 10)
+    assert any(left for *_, left in lines)  # once the rate is known, the time left
+
+
+def test_a_run_whose_log_has_no_steps_shows_its_last_line(tmp_path):
+    (tmp_path / 'run.log').write_text('loading data\nbuilding the model\n')
+    watch = sweep.Watch([sys.executable, str(tmp_path / 'other.py')], str(tmp_path / 'run.log'))
+    assert watch.line() == f"{tmp_path}/run.log: building the model"

@@ -268,3 +268,20 @@ def test_fine_tune_from_a_checkpoint_at_a_longer_length_with_rope_scaling(tmp_pa
     assert (c.block_size, c.rope_scaling, c.rope_scale, c.rope_original_len, c.n_layer) == (32, 'yarn', 2.0, 16, 2)
     source = load_checkpoint(src)[0].state_dict()
     assert all(torch.equal(p, source[n]) for n, p in model.state_dict().items())
+
+
+def test_checkpoints_and_result_jsons_record_the_kernels_and_versions_they_ran_with(tmp_path):
+    """#71: the last digits of a figure depend on torch's build and the CPU kernels it dispatched to (the sinusoidal
+    demo differed between an AVX2 and an AVX512 machine), so a checkpoint and a result JSON say which. The capability
+    is what torch ran with, not what the CPU offers: forced to the plain kernels, the JSON says DEFAULT."""
+    train.main(small_cfg(tmp_path, max_iters=4, eval_interval=4))
+    ckpt = torch.load(tmp_path / 'out' / 'ckpt.pt', weights_only=False)
+    assert ckpt['environment'] == dict(torch=torch.__version__, numpy=np.__version__,
+                                       cpu_capability=torch.backends.cpu.get_cpu_capability(),
+                                       mkl_instructions=os.environ.get('MKL_ENABLE_INSTRUCTIONS'))
+    code = "from lexgpt.common import write_outputs; write_outputs(%r, 'r', dict(x=1))" % str(tmp_path)
+    subprocess.run([sys.executable, '-c', code], cwd=ROOT, check=True, capture_output=True,
+                   env=dict(os.environ, ATEN_CPU_CAPABILITY='default'))
+    saved = json.load(open(tmp_path / 'r.json'))
+    assert saved['environment']['cpu_capability'] == 'DEFAULT' and saved['x'] == 1
+    assert saved['environment']['torch'] == torch.__version__ and saved['command'].startswith('python ')
