@@ -338,3 +338,167 @@ q('the {:.0f}M-token stream runs at {:.2f}-{:.2f}x the rate of the {:.0f}k one, 
 q('A {:.0f}M-token stream takes {:.1f}-{:.1f} CPU minutes on one thread', "d['settings']['stream_tokens'][1] / 1e6",
   "min(1e6 / r['tokens_per_cpu_s']['1000000'] / 60 for r in d['results'].values())",
   "max(1e6 / r['tokens_per_cpu_s']['1000000'] / 60 for r in d['results'].values())")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/pretrained/gemma3.md
+
+GEMMA = 'results/pretrained/gemma3.md'
+q = at(GEMMA, 'results/pretrained/gemma3_bos_ppl_all.json')
+q("Gemma 3's tokenizer puts `<bos>` (id {}) before every text", "d['settings']['bos']")
+q('(`settings.bos = {}` in each JSON;', "d['settings']['bos']")
+q('with {} inputs per cell:', "d['settings']['n']")
+SETUP = "J('results/pretrained/gemma3_bos_plain.json')['setup']['gemma3']"
+q('Perplexity, last-token protocol: {} positions of the train split ({} of its {} documents with {:,} tokens of '
+  'context; seed {}), their last {} tokens scored at every length, so n = {} tokens per cell',
+  "d['settings']['n']", SETUP + "['docs_used']", SETUP + "['docs_long_enough']", SETUP + "['context']",
+  "d['settings']['seed']", "d['settings']['last_k']", "row(ckpt='gemma3', mult=1)['n_scored']")
+PPL_ALL_ROWS = [('gemma3 (no change)', 'gemma3', 'vanilla'),
+                ('gemma3@global [LM-Inf(n_start=10)]', 'gemma3@global', 'LM-Inf'),
+                ('gemma3@global [windowed@512]', 'gemma3@global', 'windowed@512'),
+                ('gemma3+yarn2@global', 'gemma3+yarn2@global', 'vanilla'),
+                ('gemma3+dynamic2@global', 'gemma3+dynamic2@global', 'vanilla'),
+                ('gemma3+pi2@global', 'gemma3+pi2@global', 'vanilla')]
+for label, ckpt, variant in PPL_ALL_ROWS:
+    q(f'| {label} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} |',
+      *[f"ppl({ckpt!r}, {m}, {variant!r})" for m in (0.25, 0.5, 1, 2)])
+P = "ppl('gemma3', {})".format
+q('**With no change, the model breaks past L_tr**: {:ppl}, {:ppl}, {:ppl} from {:g} to {:g} L_tr (the longer context '
+  'helps, -{:pct}%), then {:ppl} at {:g} L_tr, {:.1f} times its 1x', P(0.25), P(0.5), P(1), "0.25", "1",
+  f"{P(1)} / {P(0.25)}", P(2), "2", f"{P(2)} / {P(1)}")
+q('LM-Infinite on the 3 global layers alone holds it**: {:ppl} at {:g} L_tr, {:pct}% above its 1x ({:ppl})',
+  "ppl('gemma3@global', 2, 'LM-Inf')", "2", "ppl('gemma3@global', 2, 'LM-Inf') / ppl('gemma3@global', 1, 'LM-Inf')",
+  "ppl('gemma3@global', 1, 'LM-Inf')")
+Y = "ppl('gemma3+yarn2@global', {})".format
+q('YaRN at s = {} gives {:ppl} at {:g} L_tr ({:pct}% above its own 1x, {:ppl}; LM-Infinite {:ppl}) and costs '
+  '{:pct}-{:pct}% inside L_tr ({:ppl}, {:ppl}, {:ppl} against {:ppl}, {:ppl}, {:ppl})', "2", Y(2), "2",
+  f"{Y(2)} / {Y(1)}", Y(1), "ppl('gemma3@global', 2, 'LM-Inf')",
+  f"min({Y('m')} / {P('m')} for m in (0.25, 0.5, 1))", f"max({Y('m')} / {P('m')} for m in (0.25, 0.5, 1))",
+  Y(0.25), Y(0.5), Y(1), P(0.25), P(0.5), P(1))
+D = "ppl('gemma3+dynamic2@global', {})".format
+q('Dynamic NTK, exact inside L_tr by construction, gives {:ppl} at {:g} L_tr (s = {}; {:pct}% above 1x)', D(2), "2",
+  "2", f"{D(2)} / {D(1)}")
+PI = "ppl('gemma3+pi2@global', {})".format
+q('PI pays inside L_tr and then holds: at s = {} {:pct}-{:pct}% above the plain model from {:g} to {:g} L_tr ({:ppl}, '
+  '{:ppl}, {:ppl}) and {:ppl} at {:g} L_tr (its 1x: {:ppl})', "2", f"min({PI('m')} / {P('m')} for m in (0.25, 0.5, 1))",
+  f"max({PI('m')} / {P('m')} for m in (0.25, 0.5, 1))", "0.25", "1", PI(0.25), PI(0.5), PI(1), PI(2), "2", PI(1))
+q('At {:g} L_tr the order is LM-Infinite {:ppl} < PI {:ppl} < dynamic NTK {:ppl} < YaRN {:ppl}', "2",
+  "ppl('gemma3@global', 2, 'LM-Inf')", PI(2), D(2), Y(2))
+q('All {} layers local (the global ones windowed at {}) is flat and costs {:.0f}% at {:g} L_tr**: {:ppl} at every '
+  "length (each scored token sees the same {} tokens), against the plain model's {:ppl} at 1x", "18", "512",
+  f"100 * (ppl('gemma3@global', 1, 'windowed') / {P(1)} - 1)", "1", "ppl('gemma3@global', 1, 'windowed')", "512", P(1))
+
+q = at(GEMMA, 'results/pretrained/gemma3_bos_4x_all.json')
+NOBOS4 = "J('results/pretrained/gemma3_nobos_4x_all.json')"
+ALL4_ROWS = [('gemma3 (no change)', 'gemma3@global', 'vanilla'),
+             ('gemma3@global [windowed@512]', 'gemma3@global', 'windowed@512'),
+             ('gemma3@global [LM-Inf(n_start=10)]', 'gemma3@global', 'LM-Inf'),
+             ('gemma3+yarn4@global', 'gemma3+yarn4@global', 'vanilla'),
+             ('gemma3+dynamic4@global', 'gemma3+dynamic4@global', 'vanilla'),
+             ('gemma3+pi4@global', 'gemma3+pi4@global', 'vanilla')]
+for label, ckpt, variant in ALL4_ROWS:
+    q(f'| {label} | {{:ppl}} | {{:ppl}} | {{:ppl}} | {{:ppl}} |', f"ppl({ckpt!r}, 1, {variant!r})",
+      f"ppl({ckpt!r}, 4, {variant!r})",
+      *[f"matching({NOBOS4}['results'], 'rows', ckpt={ckpt!r}, mult={m}, variant={variant!r})['ppl']" for m in (1, 4)])
+NB = ("matching(" + NOBOS4 + "['results'], 'rows', ckpt='gemma3{}@global', mult={}, variant='{}')['ppl']").format
+P4 = "ppl('gemma3@global', {})".format
+q('{:g} L_tr = {:,} tokens: {} offsets in the only train document that long', "4",
+  "row(ckpt='gemma3@global', mult=4, variant='vanilla')['L_ex']", "d['settings']['n']")
+q('their last {} tokens after {:,} and after {:,} tokens of context', "d['settings']['last_k']",
+  "row(ckpt='gemma3@global', mult=1, variant='vanilla')['L_ex']",
+  "row(ckpt='gemma3@global', mult=4, variant='vanilla')['L_ex']")
+q('and on the 4x inputs {:ppl} at {:g} L_tr, {:.1f} times their 1x ({:ppl}; n = {}\nx {} tokens per cell). Without '
+  '`<bos>` on the same four inputs it is {:ppl} at 4x (its 1x {:ppl}, {:pct}% above the {:ppl} with `<bos>`)',
+  P4(4), "4", f"{P4(4)} / {P4(1)}", P4(1), "d['settings']['n']", "d['settings']['last_k']", NB('', 4, 'vanilla'),
+  NB('', 1, 'vanilla'), f"{NB('', 1, 'vanilla')} / {P4(1)}", P4(1))
+L4 = "ppl('gemma3@global', {}, 'LM-Inf')".format
+q('and {:ppl} at\n{:g} L_tr, {:pct}% above its 1x on those inputs ({:ppl}), where the plain model is at {:ppl}',
+  L4(4), "4", f"{L4(4)} / {L4(1)}", L4(1), P4(4))
+q('without `<bos>` on the four 4x inputs, {:ppl} at 1x and {:ppl} at 4x.', NB('', 1, 'LM-Inf'), NB('', 4, 'LM-Inf'))
+Y4 = "ppl('gemma3+yarn4@global', {})".format
+q('at s = {}, {:ppl} at {:g} L_tr, {:pct}% above its 1x ({:ppl}, itself {:pct}% above the plain model\'s {:ppl})',
+  "4", Y4(4), "4", f"{Y4(4)} / {Y4(1)}", Y4(1), f"{Y4(1)} / {P4(1)}", P4(1))
+D4 = "ppl('gemma3+dynamic4@global', {})".format
+q('and {:ppl} at {:g} L_tr (s = {}; {:pct}% above 1x; LM-Infinite {:ppl}). Without `<bos>` it goes up too ({:ppl} -> '
+  '{:ppl}, {:pct}%)', D4(4), "4", "4", f"{D4(4)} / {D4(1)}", L4(4), NB('+dynamic4', 1, 'vanilla'),
+  NB('+dynamic4', 4, 'vanilla'), f"{NB('+dynamic4', 4, 'vanilla')} / {NB('+dynamic4', 1, 'vanilla')}")
+PI4 = "ppl('gemma3+pi4@global', {})".format
+q('at s = {} {:ppl} at 1x ({:pct}% above the plain model) and {:ppl} at {:g} L_tr, {:pct}% below its own 1x (without '
+  '`<bos>`: {:ppl} and {:ppl})', "4", PI4(1), f"{PI4(1)} / {P4(1)}", PI4(4), "4", f"{PI4(4)} / {PI4(1)}",
+  NB('+pi4', 1, 'vanilla'), NB('+pi4', 4, 'vanilla'))
+q('at {:g} L_tr LM-Infinite {:ppl} < YaRN {:ppl} < PI {:ppl} < dynamic NTK {:ppl}. n = {} inputs of {} tokens a cell',
+  "4", L4(4), Y4(4), PI4(4), D4(4), "d['settings']['n']", "d['settings']['last_k']")
+W4 = "ppl('gemma3@global', {}, 'windowed')".format
+q("On the 4x inputs {:ppl} and {:ppl}: {:.0f}% above the plain model's 1x ({:ppl}), far below its {:ppl} at 4x.",
+  W4(1), W4(4), f"100 * ({W4(1)} / {P4(1)} - 1)", P4(1), P4(4))
+
+q = at(GEMMA, 'results/pretrained/gemma3_bos_passkey.json')
+q('Passkey retrieval, {} five-digit keys per cell (exact greedy matches of {}', "len(d['keys'])", "len(d['keys'])")
+for mult in (0.25, 1, 2):
+    q('| {:,} ({:g} L_tr) |' + ' {}/{} ({:.2f}) |' * 5, f"passkey_cells({mult})[0]['L_ex']", str(mult),
+      *[e for depth in (0, 0.25, 0.5, 0.75, 1) for e in (
+          f"passkey_found({mult}, {depth})", "len(d['keys'])", f"passkey_cells({mult}, {depth})[0]['mean_logprob']")])
+K = "len(d['keys'])"
+q('at 8k {} of {} prompts exact ({} of {} at depths 0 and 1, {} of {} between), at 32k {} of {}, falling with the '
+  'distance to the key ({} of {} at depths 0 and 0.25, {} of {} at depth\n1). At 64k (2 L_tr) {} of {}: depths 0-0.5 '
+  'find none of {} keys ({:.2f}, {:.2f}, {:.2f}; at 32k {:.2f}, {:.2f},\n{:.2f}), depths 0.75 and 1 all {} ({:.2f}, '
+  '{:.2f})', "passkey_found(0.25)", "passkey_asked(0.25)", "passkey_found(0.25, 0)", K, "passkey_found(0.25, 0.5)",
+  K, "passkey_found(1)", "passkey_asked(1)", "passkey_found(1, 0)", K, "passkey_found(1, 1)", K, "passkey_found(2)",
+  "passkey_asked(2)", K, *[f"passkey_cells({m}, {t})[0]['mean_logprob']" for m in (2, 1) for t in (0, 0.25, 0.5)], K,
+  "passkey_cells(2, 0.75)[0]['mean_logprob']", "passkey_cells(2, 1)[0]['mean_logprob']")
+FAR = "[c for c in passkey_cells() if (1 - c['depth']) * c['L_ex'] >= 24000]"
+NEAR = "[c for c in passkey_cells() if (1 - c['depth']) * c['L_ex'] <= 16400]"
+NEAR64 = "[c for c in passkey_cells(2) if (1 - c['depth']) * c['L_ex'] <= 16400]"
+FOUND = "round(sum(c['accuracy'] for c in {}) * len(d['keys']))".format
+q('over the three lengths, {:word} of the {} prompts with the key about 24k tokens back or more was exact, and {} of '
+  'the {} with it at most about 16k back were ({} of {} of them at 64k)', FOUND(FAR), f"len({FAR}) * {K}",
+  FOUND(NEAR), f"len({NEAR}) * {K}", FOUND(NEAR64), f"len({NEAR64}) * {K}")
+
+q = at(GEMMA, 'results/stream/stream_gemma3_w512_bos.json')
+q("one stream of {:,} tokens per row, every layer's window {}, so no test): keeping the first {} tokens, `<bos>` among "
+  'them, gives {:ppl} against {:ppl} with none kept ({:.0f}% lower)', "d['settings']['tokens']",
+  "d['settings']['cache_window']", "d['settings']['n_starting']", "stream_row('gemma3', 'sinks')['ppl']",
+  "stream_row('gemma3', 'no_sinks')['ppl']",
+  "100 * (1 - stream_row('gemma3', 'sinks')['ppl'] / stream_row('gemma3', 'no_sinks')['ppl'])")
+q = at(GEMMA, 'results/stream/stream_gemma3_w512_nobos.json')
+q('without `<bos>` the {} first tokens are text and change nothing ({:ppl}\nagainst {:ppl})',
+  "d['settings']['n_starting']", "stream_row('gemma3', 'sinks')['ppl']", "stream_row('gemma3', 'no_sinks')['ppl']")
+q = at(GEMMA, 'results/stream/stream_gemma3_bos.json')
+q('Over the {:,}-token stream at W = L_tr with S = {}, `<bos>` first gives {:ppl} against {:ppl} without ({:.0f}% '
+  'lower, in every bucket); with `<bos>` first but not kept (S = {}) {:ppl}', "d['settings']['tokens']",
+  "stream_row('gemma3', 'sinks')['S']", "stream_row('gemma3', 'sinks')['ppl']", NOBOS + "['results'][0]['ppl']",
+  "100 * (1 - stream_row('gemma3', 'sinks')['ppl'] / " + NOBOS + "['results'][0]['ppl'])",
+  "stream_row('gemma3', 'no_sinks')['S']", "stream_row('gemma3', 'no_sinks')['ppl']")
+
+q = at(GEMMA, 'results/pretrained/gemma3_bos_erf.json')
+ERF = "d['results'][0]"
+SHARE = ("100 * sum(" + ERF + "['s'][{}]) / sum(" + ERF + "['s'])").format
+q('the fewest most recent tokens that hold {:.0f}% of the last token\'s mean normalised input gradient; the last token '
+  'of {} test-split positions with {:,} tokens of context', "99", "d['settings']['n']", ERF + "['L_ex']")
+q('as trained the ERF is {:,} of the {:,} tokens, with {:.2f}% of the gradient on the last {} tokens (one local '
+  'window), {:.2f}% on the last {:,} and\n{:.2f}% on the first {:,}', ERF + "['erf']", ERF + "['L_ex']", SHARE('-512:'),
+  "512", SHARE('-8192:'), "8192", SHARE(':8192'), "8192")
+q('n = {} inputs, the ERF of their mean gradient', "d['settings']['n']")
+q = at(GEMMA, 'results/pretrained/gemma3_bos_erf_windowed.json')
+q('it is {:,} tokens: {:.2f}% of the gradient on the last {}, {:.2f}% on the last {:,}', ERF + "['erf']",
+  SHARE('-512:'), "512", SHARE('-2048:'), "2048")
+
+q = at(GEMMA, 'results/pretrained/bench_gemma3.json')
+B32 = "J('results/pretrained/bench_gemma3_32k.json')['results']"
+for T in (2048, 8192):
+    q(f'| {T} | {{:.2f}} s / {{:.0f}} MiB | {{:.2f}} s / {{:.0f}} MiB | {{:.2f}} | {{:.2f}} |',
+      f"bench('transformers', {T})['s']", f"bench('transformers', {T})['mb']", f"bench('ours', {T})['s']",
+      f"bench('ours', {T})['mb']", f"bench('ours', {T})['s'] / bench('transformers', {T})['s']",
+      f"bench('ours', {T})['mb'] / bench('transformers', {T})['mb'] if bench('transformers', {T})['mb'] else 0")
+q('| 32768 ({} round) | {:.2f} s / {:.0f} MiB | {:.2f} s / {:.0f} MiB | {:.2f} | {:.2f} |',
+  "J('results/pretrained/bench_gemma3_32k.json')['settings']['rounds']", B32 + "[0]['s']", B32 + "[0]['mb']",
+  B32 + "[1]['s']", B32 + "[1]['mb']", f"{B32}[1]['s'] / {B32}[0]['s']", f"{B32}[1]['mb'] / {B32}[0]['mb']")
+q("float32, {} threads, the last position's logits", "d['settings']['threads']")
+q("Time is {:.2f}x of transformers' at 2k, {:.2f}x at 8k and {:.2f}x at 32k (median of {} rounds after {} at 2k and "
+  '8k; one round at 32k), memory (peak RSS increase within the call) {:.2f}x at 32k',
+  "bench('ours', 2048)['s'] / bench('transformers', 2048)['s']",
+  "bench('ours', 8192)['s'] / bench('transformers', 8192)['s']", f"{B32}[1]['s'] / {B32}[0]['s']",
+  "d['settings']['rounds']", "d['settings']['warmup']", f"{B32}[1]['mb'] / {B32}[0]['mb']")
+q("transformers' time grows {:.1f}x from\n2k to 8k and {:.1f}x from 8k to 32k, ours {:.1f}x and {:.1f}x",
+  "bench('transformers', 8192)['s'] / bench('transformers', 2048)['s']",
+  f"{B32}[0]['s'] / bench('transformers', 8192)['s']", "bench('ours', 8192)['s'] / bench('ours', 2048)['s']",
+  f"{B32}[1]['s'] / bench('ours', 8192)['s']")
