@@ -59,6 +59,8 @@ FAMILIES = {
     'gpt-neox': ('gpt_neox', 'GPTNeoXTokenizer', {}),
     # a template that puts <|endoftext|> first, which transformers' GPT-NeoX tokenizer rebuilds without it
     'gpt-neox-template': ('gpt_neox', 'GPTNeoXTokenizer', dict(add_bos_token=True)),
+    # the same folder without tokenizer_class in tokenizer_config.json: transformers takes the class from config.json
+    'gpt-neox-class-from-config': ('gpt_neox', 'GPTNeoXTokenizer', dict(add_bos_token=True)),
 }
 
 
@@ -72,6 +74,12 @@ def test_each_family_takes_its_tokenizers_own_default(tmp_path, case):
     else:
         getattr(transformers, cls)(vocab={t: i for i, t in enumerate(VOCAB)}, merges=[], **kw).save_pretrained(tmp_path)
     (tmp_path / 'config.json').write_text(json.dumps(dict(model_type=model_type, eos_token_id=2)))
+    if case == 'gpt-neox-class-from-config':
+        settings = tmp_path / 'tokenizer_config.json'
+        kept = {k: v for k, v in json.loads(settings.read_text()).items() if k != 'tokenizer_class'}
+        settings.write_text(json.dumps(kept))
+        from tokenizers import Tokenizer  # its tokenizer.json's template still puts <|endoftext|> (6) first
+        assert Tokenizer.from_file(str(tmp_path / 'tokenizer.json')).encode('a').ids == [6, 3]
     theirs = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
     plain, full = theirs('a', add_special_tokens=False).input_ids, theirs('a').input_ids
     want = full[0] if len(full) > len(plain) else None

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from lexgpt import aliases, pretrained
 from lexgpt.config import ConfigError
-from lexgpt.evaluation import bos_id, nonoverlap_losses
+from lexgpt.evaluation import bos_id, nonoverlap_losses, VARIANT_DEFAULTS, variants
 from model import GPT, KVCache
 from lexgpt.streaming import stream_losses, stream_steps
 
@@ -183,6 +183,32 @@ def test_evaluation_time_options_reach_the_layers_extend_layers_names(tmp_path, 
         model(inputs())
     named = {'all': [0, 1, 2, 3], 'global': [1, 3], 'local': [0, 2]}[layers]
     assert reach == {i: 2 if i in named else 4 if i in (0, 2) else T - 1 for i in range(4)}
+
+
+@pytest.mark.parametrize('layers', ['global', 'all'])
+def test_lm_infinite_top_k_reaches_only_the_layers_extend_layers_names(tmp_path, layers):
+    """extrapolate.py --topk=2 --topk_from_layer=0 --n_starting=1 --extend_layers=global at L_tr = 8: in the global
+    layers (1, 3) the query at 23 sees its Λ mask (key 0, keys 16..23) and the top 2 of the middle keys 1..15, per
+    head; the local layers (0, 2) stay as trained: no weight 5 or more back (their window), and the first one's
+    probabilities (the same input) the plain model's bit for bit. With 'all' a local layer takes the top 2 of the
+    keys 0..18 its own window of 5 drops."""
+    model = GPT.from_pretrained(save_tiny(tmp_path, **TINY), extend_layers=layers)
+    (label, kw), = variants(dict(VARIANT_DEFAULTS, topk=2, topk_from_layer=0, n_starting=1, no_vanilla=True))
+    probs = {}
+    for name, opts in (('plain', {}), ('topk', kw(8, 3.0))):
+        hook = lambda layer, p, qi, ki, name=name: probs.setdefault(name, {}).__setitem__(layer, (p, qi, ki))
+        with torch.no_grad(), model.attention(hook=hook, **opts):
+            model(inputs())
+    assert label == 'LM-Inf(n_start=1,top2@layer>=0)'
+    for layer in range(4):
+        p, qi, ki = probs['topk'][layer]
+        assert qi[-1] == T - 1 and ki.tolist() == list(range(T))  # the last row: the query at 23, every key
+        if layer in (1, 3) or layers == 'all':
+            sinks, seen = (1, 8) if layer in (1, 3) else (0, 5)
+            assert ((p[:, :, -1, sinks:T - seen] > 0).sum(-1) == 2).all(), layer
+        else:
+            assert not p[..., (qi[:, None] - ki[None, :]) >= 5].any(), layer
+            assert layer == 2 or torch.equal(p, probs['plain'][layer][0])
 
 
 def test_a_stream_keeps_the_local_layers_to_their_window(tmp_path):

@@ -58,6 +58,38 @@ def test_same_seed_same_text_and_errors(tmp_path):
         sample.main(dict(cfg, ckpt=str(tmp_path / 'missing.pt')))
 
 
+def llama_with_bos(folder):
+    """A tiny random Llama saved by transformers; its byte-level tokenizer.json's template puts <s> (id 0) first, as
+    Llama 1-2's do, so the loader gives the model that BOS (pretrained.folder_bos)."""
+    transformers = pytest.importorskip('transformers')
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    vocab = {'<s>': 0, '</s>': 1, **{c: i + 2 for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.add_special_tokens(['<s>', '</s>'])
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    tok.post_processor = processors.TemplateProcessing(single='<s> $A', special_tokens=[('<s>', 0)])
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=len(vocab), hidden_size=16, num_attention_heads=2, num_hidden_layers=1, intermediate_size=32,
+        max_position_embeddings=32, bos_token_id=0, eos_token_id=1)).save_pretrained(folder)
+    tok.save(os.path.join(folder, 'tokenizer.json'))
+    return str(folder)
+
+
+def test_the_bos_put_before_the_prompt_is_not_printed(tmp_path, capsys):
+    """A model whose tokenizer puts <s> first reads it before the prompt, and the text printed is each sample after
+    it: the prompt as typed and what follows, no '<s>' (which the tokenizer's decode would spell out)."""
+    from lexgpt.loading import get_tokenizer
+    folder = llama_with_bos(tmp_path / 'llama')
+    out = sample.main(dict(sample.DEFAULTS, ckpt=folder, start='def f(x):', max_new_tokens=8, num_samples=2,
+                           device='cpu'))
+    tok = get_tokenizer(folder)
+    assert out[:, 0].tolist() == [0, 0] and tok.decode([0]) == '<s>'
+    printed = capsys.readouterr().out
+    assert printed.startswith(''.join(tok.decode(row[1:]) + '\n' + '-' * 40 + '\n' for row in out.tolist()))
+    assert printed.startswith('def f(x):') and printed.count('def f(x):') == 2
+
+
 def test_command_line(tmp_path):
     write_checkpoint(tmp_path)
     r = subprocess.run([sys.executable, 'sample.py', f'--ckpt={tmp_path}', '--max_new_tokens=40', '--cache_window=4',
