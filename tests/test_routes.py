@@ -233,11 +233,12 @@ def test_a_gpu_trains_learned_tables_dense_and_the_rest_through_flex(monkeypatch
 
 
 @pytest.mark.parametrize('rules, T', [([(0, 512)], 32768), ([(4, 512)], 32768), ([(4, 512)], 1100),
-                                      ([(10, 32768)], 65536), ([], 4096)])
+                                      ([(10, 32768)], 65536), ([], 4096), ([(4096, 512)], 32768)])
 def test_query_blocks_of_a_window_are_few_and_within_the_bound(rules, T):
     # Gemma 3's local layers at 32k under a gradient (the ERF): a block's keys are copied out and kept for the
     # backward, so blocks sized by T (32 rows beside 544 keys) kept 17 copies of the keys. Sized by the window, a block
-    # still holds at most block_elems logits, where key_range gathers the window and where it takes every key
+    # still holds at most block_elems logits, where key_range gathers the window and where it takes every key.
+    # Many sinks: 4,096 + a window of 512 sized by the window alone would give 512 rows x 5,119 keys, 2.5x the bound
     B, H, elems = 1, 4, 1 << 22
     q, k = torch.empty(B, H, T, 0), torch.empty(B, H, T, 0)
     pos = torch.arange(T)
