@@ -1,0 +1,411 @@
+"""
+Recall at distance: does a model use the context it extrapolates over? A repeated-span probe. An input of L_ex tokens
+ends with a span S of s tokens and holds an earlier copy of S whose start lies d tokens before the last copy's start;
+the control is the same input with the earlier copy replaced by another span S' of the same length, so the scored
+tokens and their positions are the same. A model that reads back d tokens predicts the last S better in the repeat.
+
+  python -m analysis.recall --ckpt=out/tiny-alibi --lengths=1,4,16
+  python -m analysis.recall --ckpt='out/lm/*-s*' --lengths=1,4,16 --windowed=True --lm_infinite=True
+  python -m analysis.recall --ckpt=out/tiny-rope --cache_window=256 --n_starting=4 --no_vanilla=True  # the stream
+  # a pretrained model: s = 64 tokens, a coarser grid
+  python -m analysis.recall --ckpt=smollm2 --lengths=0.25,1,2 --span=64 --n=16 --ratio=4 --lm_infinite=True
+
+Two kinds of span, a row each: 'text' (S and S' from the split's documents) and 'random' (s ids drawn uniformly
+from those the split holds: Olsson et al. 2022, "In-context Learning and Induction Heads", repeated random tokens,
+natural predictability removed). The filler around the copies is the same text of the split for both kinds.
+
+Recall benefit at (L_ex, d), nats/token: over n spans, the mean of b_i = mean over S's tokens after the first `skip`
+(the model cannot know yet that the span repeats) of loss(control) - loss(repeat). Its 95% CI is a t-interval over
+the n spans (CI_METHOD); it is significantly above 0 where that interval is (a one-sided t-test at 2.5%, its p in the
+JSON; no correction over the d of a row). The recall horizon of a row is the largest d whose benefit is; the share
+beyond L_tr is the mean benefit over the row's d > L_tr divided by the benefit at its smallest d (where that one is
+significant). L_ex is fixed along a row, only d changes: the default grid is s, 2s, 4s, ... (--ratio) plus L_tr and
+L_ex - s, each within s..L_ex - s; --distances lists tokens instead.
+
+The spans (the same at every length and distance) and the fillers (one per span and L_ex, the same for both kinds)
+are drawn once from --seed; the JSON records them (text: offsets into the split; random: the ids), with the layout
+of analysis/recall_inputs.py, so that an independent scorer can rebuild every input. Attention variants (windowed,
+lm_infinite, ...) add rows next to the vanilla model; --cache_window=W adds a row scored through the bounded-cache
+stream (lexgpt/streaming.py: the first --n_starting tokens and the last W, distances capped at W when there are
+sinks), --stream_step tokens a forward. Writes <out_dir>/<name>.json, .md and .png; the JSON is rewritten as cells
+are scored (marked partial, at least every SAVE_SECONDS and after each run), and --reuse=<that JSON> goes on where a
+stopped run left off, inside a cell too.
+"""
+import math
+
+import numpy as np
+import torch
+from scipy import stats
+
+from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, KINDS
+from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from lexgpt.config import ConfigError, run
+from lexgpt.corpus import load_split
+from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants
+from lexgpt.loading import data_of, load_runs
+from lexgpt.resume import Previous, throttled
+from lexgpt.streaming import stream_refusal
+from model import KVCache
+
+DEFAULTS = dict(
+    ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0'), smollm2, gemma3
+    data_dir='',                # default: data/<the first checkpoint's dataset>
+    split='test',               # train | val | test: spans and fillers come from it
+    lengths=[1.0, 4.0, 16.0],   # L_ex, multiples of L_tr
+    distances=[],               # d in tokens ([]: s, s*ratio, ... plus L_tr and L_ex - s)
+    ratio=2.0,                  # the default grid's step
+    n=64,                       # spans per cell
+    span=32,                    # s, tokens of S (32 bytes for the tiny models, 32-64 tokens for a pretrained one)
+    skip=4,                     # S's first tokens left out of the score
+    kinds=['text', 'random'],   # text | random (repeated random tokens)
+    batch_tokens=16384,         # tokens per forward pass (at least one span's repeat and control)
+    cache_window=0,             # >0: also a row through the bounded-cache stream of this many last tokens, with the
+                                # first n_starting tokens as sinks
+    stream_step=256,            # the stream's tokens per forward
+    rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3
+    rope_scale=4.0,             # ... at this factor s
+    regular_impl='gather',      # RegularGPT: gather (fast) or plain (dense; the only one that honours windowed/LM-Inf)
+    seed=1337,
+    threads=0,                  # torch CPU threads (0: torch's default)
+    reuse='',                   # a previous JSON of the same settings: its cells are kept, a cell stopped part-way
+                                # goes on from the spans it holds
+    out_dir='out/recall',
+    name='recall',              # output file stem
+    **VARIANT_DEFAULTS,
+    **BOS_DEFAULTS,
+    **EVAL_DEVICE,
+)
+
+CI_METHOD = ("b_i = mean over span i's scored tokens of loss(control) - loss(repeat); benefit = mean of b over the n "
+             "spans, 95% CI = benefit +- t(0.975, n-1) sd(b) / sqrt(n) (a t-interval over spans, paired by span); "
+             "p = one-sided t-test of benefit > 0; significant: the CI's lower end above 0 (p < 0.025)")
+LAYOUT = ("input of L_ex tokens: tokens[f:f+L_ex] of the split (f: fillers[L_ex][i]), with S at L_ex-s.. and "
+          "S (repeat) or S' (control) at p1 = L_ex - s - d; with a BOS id, position 0 holds it; scored: the losses of "
+          "the last s - skip tokens (S[skip:]); spans: text [S start, S' start] in the split, random [S ids, S' ids]")
+SAVE_SECONDS = 10.0  # a run under way rewrites its partial JSON at most this often (and after each run and variant)
+
+
+@torch.inference_mode()
+def scored_losses(model, x, m, stream=None, step=256):
+    """float64 [B, m]: the losses of the last m tokens of each input row x [B, L] (the targets x[:, L-m:], predicted
+    at positions L-m-1..L-2), from one forward whose last block and head see only the last m+1 positions, or through
+    the bounded cache stream = (W, S): streaming.stream_losses' cache and distance ceiling, fed stream_step tokens at
+    a time, the head reached only by the scored positions."""
+    L = x.size(1)
+    y = torch.cat([x[:, L - m:], torch.full((len(x), 1), -1, dtype=x.dtype)], 1)  # the last position scores nothing
+    if stream is None:
+        logits = model(x, targets=y, reduction='none', last_k=m + 1)[0]
+    else:
+        W, S = stream
+        cache = KVCache(cache_window=W, n_starting=S, relative=True)
+        with model.attention(ceiling=W if S else 0):
+            for a in range(0, L - m - 1, step):
+                model(x[:, a:min(a + step, L - m - 1)], cache=cache)  # no targets: the head sees one position
+            logits = model(x[:, L - m - 1:], targets=y, cache=cache, reduction='none')[0]
+    logp = logits[:, :m].double().log_softmax(-1)
+    return -logp.gather(-1, y[:, :m, None])[..., 0].cpu()
+
+
+def cell_scores(model, inputs, m, batch_tokens, stream=None, step=256, before=(), save=lambda so_far: None,
+                progress=None):
+    """Per span [mean loss of the repeat, of the control] over its m scored tokens; inputs [2n, L] hold span i's
+    repeat at row 2i and its control at 2i+1, and a forward pass takes whole spans, as many as batch_tokens allows
+    (at least one). before: the pairs of the spans a stopped run scored; save(pairs so far) after each pass."""
+    L, out = inputs.shape[1], [list(p) for p in before]
+    per = max(1, batch_tokens // (2 * L))
+    for i in range(len(out), len(inputs) // 2, per):
+        x = torch.from_numpy(inputs[2 * i:2 * (i + per)])
+        loss = scored_losses(model, x, m, stream, step).mean(-1).view(-1, 2)
+        out += loss.tolist()
+        if progress:
+            progress.done(len(loss))
+        save(out)
+    return out
+
+
+def summary(pairs):
+    """The benefit of one cell from its spans' [repeat, control] mean losses: mean, sd, 95% CI and p (CI_METHOD)."""
+    rep, ctl = np.array(pairs).T
+    b, n = ctl - rep, len(pairs)
+    mean, sd = float(b.mean()), float(b.std(ddof=1)) if n > 1 else math.nan
+    if n > 1 and sd > 0:
+        half = float(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n))
+        p = float(stats.t.sf(mean / (sd / math.sqrt(n)), n - 1))
+    else:  # every span the same benefit (a model that cannot see the copy: exactly 0) or a single span
+        half, p = (0.0, float(mean <= 0)) if sd == 0 else (math.nan, math.nan)
+    return dict(benefit=mean, sd=sd, ci95=[mean - half, mean + half], p=p, significant=bool(mean - half > 0),
+                n=n, loss_repeat=float(rep.mean()), loss_control=float(ctl.mean()),
+                repeat_loss=rep.tolist(), control_loss=ctl.tolist())
+
+
+def row_verdict(cells, L_tr):
+    """A row's (one kind, one L_ex) recall horizon (largest significant d, 0 where none) and share beyond L_tr."""
+    cells = sorted(cells, key=lambda c: c['d'])
+    if not cells:
+        return None
+    sig = [c['d'] for c in cells if c['significant']]
+    far = [c['benefit'] for c in cells if c['d'] > L_tr]
+    share = float(np.mean(far) / cells[0]['benefit']) if far and cells[0]['significant'] else None
+    return dict(kind=cells[0]['kind'], mult=cells[0]['mult'], L_ex=cells[0]['L_ex'], horizon=max(sig, default=0),
+                share_beyond_L_tr=share)
+
+
+class Probe:
+    """What every run shares: the split, the spans, the fillers per L_ex (drawn as they are first needed), the BOS."""
+
+    def __init__(self, cfg, split, vocab, bos):
+        self.cfg, self.split, self.bos, self.s = cfg, split, bos, cfg['span']
+        self.spans = draw_spans(split, self.s, cfg['n'], cfg['seed'], cfg['kinds'], vocab)
+        self.fillers, self.vocab_size = {}, len(vocab)
+
+    def filler(self, L):
+        if L not in self.fillers:
+            self.fillers[L] = draw_fillers(self.split, L, self.spans.get('text'), self.cfg['n'], self.s,
+                                           self.cfg['seed'])
+        return self.fillers[L]
+
+    def grid(self, L, L_tr):
+        return distance_grid(L, L_tr, self.s, self.cfg['ratio'], self.bos, self.cfg['distances'])
+
+    def inputs(self, kind, L, d):
+        return cell_inputs(self.split, self.spans, kind, self.filler(L), L, d, self.s, self.bos)
+
+
+def cell_key(row, cell):
+    return row['ckpt'], row['variant'], row.get('iters'), cell['kind'], cell['mult'], cell['d']
+
+
+def measure(cfg, probe, r, label, kw, stream, prev, save):
+    """One run under one variant: a cell per (length, kind, d), taken from the --reuse file where it holds the cell,
+    gone on with from the spans it holds of a cell stopped part-way; save(cells) as the spans are scored. A length
+    the model refuses (learned positions past block_size) is left out with a note."""
+    cells, m, head = [], cfg['span'] - cfg['skip'], dict(ckpt=r.name, variant=label, iters=r.iters)
+    plan = [(mult, ex_len(mult, r.L_tr)) for mult in cfg['lengths']]
+    total = sum(len(cfg['kinds']) * len(probe.grid(L, r.L_tr)) * cfg['n'] for _, L in plan)
+    progress = Progress(f'{r.name} {label}', total, 'spans')
+    for mult, L in plan:
+        try:
+            with r.model.attention(**kw(r.L_tr, mult)):
+                row = measure_length(cfg, probe, r, mult, L, m, stream, prev, head, cells, save, progress)
+        except ValueError as e:
+            if isinstance(e, ConfigError):
+                raise
+            print(f"{r.name:>18} {label:>16} {mult:g}x: skipped ({e})")
+            continue
+        cells += row
+        for kind in cfg['kinds']:
+            v = row_verdict([c for c in row if c['kind'] == kind], r.L_tr)
+            if v is None:
+                print(f"{r.name:>18} {label:>16} L_ex={L}: no distance fits (d from s={cfg['span']} to L_ex - s)")
+                continue
+            print(f"{r.name:>18} {label:>16} L_ex={L} {kind:>6}: benefit by d "
+                  + ' '.join(f"{c['d']}:{c['benefit']:.3f}" for c in row if c['kind'] == kind)
+                  + f"; horizon {v['horizon']}", flush=True)
+    return cells
+
+
+def measure_length(cfg, probe, r, mult, L, m, stream, prev, head, cells, save, progress):
+    row = []
+    for kind in cfg['kinds']:
+        for d in probe.grid(L, r.L_tr):
+            cell = dict(kind=kind, mult=mult, L_ex=L, d=d)
+            done = (prev.take(cell_key(head, cell)) or (None, {}))[1]
+            if done.get('benefit') is not None:
+                row.append(done)
+                progress.done(cfg['n'])
+                continue
+            before = done.get('spans_so_far', [])
+            progress.done(len(before))
+            keep = lambda so_far: save(cells + row + [dict(cell, benefit=None, spans_so_far=so_far)])
+            pairs = cell_scores(r.model, probe.inputs(kind, L, d), m, cfg['batch_tokens'], stream,
+                                cfg['stream_step'], before, keep, progress)
+            row.append(dict(cell, **summary(pairs), **(dict(spans_scored_before=len(before)) if before else {})))
+            save(cells + row)
+    return row
+
+
+def previous_cells(path, settings, spans):
+    def problem(data):
+        if data.get('settings') != settings or data.get('spans') != spans:
+            return (f"was made with settings {data.get('settings')} (or other spans), this run has {settings}: "
+                    f"the spans follow split, span, n, kinds and seed")
+        return ''
+    return Previous(path, key=lambda pair: cell_key(*pair), check=problem,
+                    rows=lambda data: [(r, c) for r in data['results'] for c in r['cells']])
+
+
+def so_far(rows, prev):
+    """The rows scored so far and, after them, every reused cell they do not hold yet: a stopped run loses none."""
+    rest = {}
+    for row, cell in prev.rest([(r, c) for r in rows for c in r['cells']]):
+        rest.setdefault((row['ckpt'], row['variant']), dict(row, cells=[]))['cells'].append(cell)
+    return rows + list(rest.values())
+
+
+def payload(probe, settings, results):
+    return dict(settings=settings, ci_method=CI_METHOD, layout=LAYOUT, spans=probe.spans,
+                fillers={str(L): f for L, f in sorted(probe.fillers.items())}, vocab_size_random=probe.vocab_size,
+                results=results)
+
+
+def specs_of(cfg):
+    """[(label, kw(L_tr, mult), stream)]: the attention variants, then the bounded-cache stream where asked
+    (no_vanilla with cache_window alone: the stream alone)."""
+    out = [(label, kw, None) for label, kw in variants(cfg)] if not cfg['no_vanilla'] or has_variant(cfg) else []
+    if cfg['cache_window']:
+        W, S = cfg['cache_window'], cfg['n_starting']
+        out.append((f'stream(S={S},W={W})', lambda L_tr, m: {}, (W, S)))
+    return out
+
+
+def has_variant(cfg):
+    return bool(cfg['windowed'] or cfg['lm_infinite'] or cfg['topk'] or cfg['attn_temperature'])
+
+
+def check(cfg):
+    """The probe's own settings, each bad value in one line, before any model or data is loaded."""
+    bad_kinds = [k for k in cfg['kinds'] if k not in KINDS]
+    if bad_kinds or not cfg['kinds']:
+        raise ConfigError(f"kinds={','.join(cfg['kinds'])}; allowed: {', '.join(KINDS)}")
+    if cfg['span'] < 2 or not 0 <= cfg['skip'] < cfg['span']:
+        raise ConfigError(f"span={cfg['span']}, skip={cfg['skip']}: need span >= 2 and 0 <= skip < span")
+    if cfg['n'] < 2:
+        raise ConfigError(f"n={cfg['n']}: a confidence interval over spans needs n >= 2")
+    if any(not isinstance(d, int) or d < 1 for d in cfg['distances']):
+        raise ConfigError(f"distances={cfg['distances']}: expected positive token counts, e.g. 32,256,1024")
+    if not cfg['ratio'] > 1:
+        raise ConfigError(f"ratio={cfg['ratio']:g}: the grid's step must be above 1")
+    if cfg['batch_tokens'] < 1 or cfg['cache_window'] < 0 or cfg['stream_step'] < 1:
+        raise ConfigError(f"batch_tokens={cfg['batch_tokens']}, cache_window={cfg['cache_window']}, stream_step="
+                          f"{cfg['stream_step']}: batch_tokens and stream_step >= 1, cache_window >= 0")
+    if cfg['no_vanilla'] and not has_variant(cfg) and not cfg['cache_window']:
+        raise ConfigError("no_vanilla=True leaves nothing to evaluate; add windowed, lm_infinite, topk, "
+                          "attn_temperature or cache_window")
+    check_settings(dict(cfg, no_vanilla=cfg['no_vanilla'] and not cfg['cache_window']))
+
+
+def split_vocab(split, bos):
+    """The ids the split holds, less its eot and the BOS: what a random span draws from."""
+    drop = {split.meta.get('eot'), bos} - {None}
+    ids = np.unique(np.asarray(split.tokens))
+    return ids[~np.isin(ids, list(drop))].astype(np.int64)
+
+
+def main(cfg):
+    """Benefit per (run, variant, kind, length, d); returns the results' rows."""
+    check(cfg)
+    if cfg['threads'] > 0:
+        torch.set_num_threads(cfg['threads'])
+    specs = specs_of(cfg)
+    label, extend = extension(cfg)
+    runs = load_runs(cfg['ckpt'], label=label, regular_impl=cfg['regular_impl'], device=cfg['device'],
+                     dtype=cfg['dtype'], **extend)
+    bos = runs_bos(runs, cfg['bos'])
+    split = load_split(data_of(runs, cfg['data_dir']), cfg['split'])
+    small = [r.name for r in runs if r.model.config.vocab_size <= int(np.max(split.tokens))]
+    if small:
+        raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the ids of {split.name}")
+    probe = Probe(cfg, split, split_vocab(split, bos), bos)
+    settings = dict(split=split.name, span=cfg['span'], skip=cfg['skip'], n=cfg['n'], kinds=list(cfg['kinds']),
+                    seed=cfg['seed'], bos=bos)
+    prev, out = previous_cells(cfg['reuse'], settings, probe.spans), []
+    for r in runs:
+        for label, kw, stream in specs:
+            why = stream_refusal(r.model) if stream else None
+            if why:
+                print(f"{r.name:>18} {label:>16}: skipped ({why})")
+                continue
+            head = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label)
+            write = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
+                payload(probe, settings, so_far(out + [dict(head, cells=cells)], prev)), partial=True), say=False)
+            with Meter() as meter:
+                cells = measure(cfg, probe, r, label, kw, stream, prev, throttled(SAVE_SECONDS, write))
+            write(cells)
+            verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)
+                        for mult in dict.fromkeys(c['mult'] for c in cells) for k in cfg['kinds']) if v]
+            out.append(dict(head, cells=cells, verdicts=verdicts, **meter.record()))
+    report(cfg, probe, settings, so_far(out, prev))
+    return out
+
+
+def fmt(c):
+    return f"{c['benefit']:.3f} ± {(c['ci95'][1] - c['ci95'][0]) / 2:.3f}" + ('' if c['significant'] else ' ·')
+
+
+def tables(cfg, rows):
+    """Per kind: rows (model [variant], L_ex / L_tr), a column per d (benefit ± CI half-width; · not significant),
+    the recall horizon and the share beyond L_tr."""
+    md = ''
+    for kind in cfg['kinds']:
+        ds = sorted({c['d'] for o in rows for c in o['cells'] if c['kind'] == kind})
+        lines = []
+        for o in rows:
+            for mult in dict.fromkeys(c['mult'] for c in o['cells']):
+                row = {c['d']: c for c in o['cells'] if c['kind'] == kind and c['mult'] == mult}
+                if not row or any(c.get('benefit') is None for c in row.values()):
+                    continue
+                v = row_verdict(list(row.values()), o['L_tr'])
+                share = '—' if v['share_beyond_L_tr'] is None else f"{v['share_beyond_L_tr']:.2f}"
+                lines.append([f"{o['ckpt']} [{o['variant']}]", f'{mult:g}'] + [fmt(row[d]) if d in row else ''
+                                                                               for d in ds] + [v['horizon'], share])
+        md += (f"### {kind}: recall benefit (nats/token, 95% CI) by d\n\n"
+               + md_table(['model', 'L_ex / L_tr'] + [f'd={d}' for d in ds] + ['horizon', 'share > L_tr'], lines)
+               + '\n')
+    return md
+
+
+def figure(cfg, rows):
+    """Benefit against d, a panel per (kind, run group, variant), a line per length (mean over the group's seeds;
+    the band: the 95% CI of a single run, ± s.d. over seeds of several), L_tr marked."""
+    groups = list(dict.fromkeys((o.get('group', o['ckpt']), o['variant']) for o in rows))
+    cols = min(len(groups), 4)
+    n_rows = len(cfg['kinds']) * math.ceil(len(groups) / cols)
+    fig, axes = plt().subplots(n_rows, cols, figsize=(3.6 * cols, 2.8 * n_rows), squeeze=False, layout='constrained')
+    for ax in axes.flat:
+        ax.axis('off')
+    for k, kind in enumerate(cfg['kinds']):
+        for g, (group, variant) in enumerate(groups):
+            ax = axes[k * math.ceil(len(groups) / cols) + g // cols, g % cols]
+            ax.axis('on')
+            mine = [o for o in rows if o.get('group', o['ckpt']) == group and o['variant'] == variant]
+            mults = list(dict.fromkeys(c['mult'] for o in mine for c in o['cells']))
+            for i, mult in enumerate(mults):
+                curve(ax, mine, kind, mult, f'C{i % 10}')
+            ax.axvline(mine[0]['L_tr'], color='k', ls=':', lw=1, label='L_tr')
+            ax.axhline(0, color='gray', lw=0.5)
+            ax.set_xscale('log', base=2)
+            ax.set_title(f"{group} [{variant}]: {kind}", fontsize=7)
+            ax.set_xlabel('d (tokens)', fontsize=7)
+            ax.set_ylabel('benefit (nats/token)', fontsize=7)
+            ax.tick_params(labelsize=6)
+            ax.legend(fontsize=6)
+    return fig
+
+
+def curve(ax, runs, kind, mult, color):
+    by_run = [{c['d']: c for c in o['cells'] if c['kind'] == kind and c['mult'] == mult
+               and c.get('benefit') is not None} for o in runs]
+    ds = sorted(set.intersection(*(set(b) for b in by_run)))
+    if not ds:
+        return
+    mean = np.array([np.mean([b[d]['benefit'] for b in by_run]) for d in ds])
+    if len(by_run) == 1:
+        lo, hi = np.array([by_run[0][d]['ci95'] for d in ds]).T
+    else:
+        sd = np.array([np.std([b[d]['benefit'] for b in by_run], ddof=1) for d in ds])
+        lo, hi = mean - sd, mean + sd
+    ax.plot(ds, mean, 'o-', ms=3, color=color, label=f'{mult:g}x L_tr' + (f' ({len(by_run)} seeds)'
+                                                                          if len(by_run) > 1 else ''))
+    ax.fill_between(ds, lo, hi, color=color, alpha=0.2)
+
+
+def report(cfg, probe, settings, rows):
+    md = (f"Recall at distance: {cfg['n']} spans of s = {cfg['span']} tokens per cell, scored after the first "
+          f"{cfg['skip']}; {settings['split']}. {CI_METHOD}. Horizon: the largest d with a significant benefit; "
+          f"share > L_tr: the mean benefit over d > L_tr / the benefit at the smallest d.\n\n" + tables(cfg, rows))
+    print('\n' + md)
+    write_outputs(cfg['out_dir'], cfg['name'], payload(probe, settings, rows), md, figure(cfg, rows) if rows else None)
+
+
+if __name__ == '__main__':
+    run(main, DEFAULTS, __doc__)

@@ -1,0 +1,264 @@
+"""analysis/recall.py, the repeated-span probe: its inputs by hand, the reach that windows and a bounded cache allow
+(exactly zero benefit past it, in float64), causality, the t-interval against scipy's own test, a model trained here
+to copy, and the command's JSON rebuilt and rescored by an independent scorer."""
+import json
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from scipy import stats
+
+import helpers
+from analysis import recall as rc
+from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, recall_pair, KINDS
+from lexgpt.config import ConfigError
+from lexgpt.streaming import stream_losses
+from model import GPT, GPTConfig
+
+SPLIT = helpers.make_split((300, 40, 500, 10, 260, 900))
+
+
+def test_recall_pair_by_hand():
+    """S exactly twice, at p1 = L - s - d and at the end; the control differs only inside the earlier copy; the BOS
+    replaces position 0 and the length stays L."""
+    filler, S, S2 = np.arange(100, 140), np.array([1, 2, 3, 4]), np.array([5, 6, 7, 8])
+    for d, bos in [(4, None), (10, None), (36, None), (35, 0)]:
+        rep, ctl = recall_pair(filler, S, S2, d, bos)
+        p1 = 40 - 4 - d
+        assert len(rep) == len(ctl) == 40
+        at = [i for i in range(37) if list(rep[i:i + 4]) == [1, 2, 3, 4]]
+        assert at == [p1, 36]
+        assert list(ctl[p1:p1 + 4]) == [5, 6, 7, 8] and np.flatnonzero(rep != ctl).tolist() == list(range(p1, p1 + 4))
+        keep = np.ones(40, bool)
+        keep[p1:p1 + 4] = keep[36:] = False
+        if bos is not None:
+            assert rep[0] == ctl[0] == bos
+            keep[0] = False
+        assert (rep[keep] == filler[keep]).all()
+    for d, bos in [(3, None), (37, None), (36, 0)]:
+        with pytest.raises(ValueError, match=f'd={d} is outside'):
+            recall_pair(filler, S, S2, d, bos)
+
+
+def test_distance_grid_by_hand():
+    assert distance_grid(1024, 256, 32) == [32, 64, 128, 256, 512, 992]
+    assert distance_grid(256, 256, 32) == [32, 64, 128, 224]  # at 1x L - s stands for L_tr
+    assert distance_grid(4096, 256, 32, ratio=4, bos=1) == [32, 128, 256, 512, 2048, 4063]
+    assert distance_grid(1024, 256, 32, asked=[16, 100, 992, 993]) == [100, 992]
+
+
+def test_spans_and_fillers_from_the_split():
+    """Text spans lie inside documents (no eot), pairwise disjoint; each filler is clear of its span's S and S'; the
+    rows of a cell are the offsets' tokens with the copies written over them."""
+    s, n, L, d = 8, 6, 64, 20
+    spans = draw_spans(SPLIT, s, n, 3, KINDS, np.arange(1, helpers.V))
+    starts = sorted(a for pair in spans['text'] for a in pair)
+    assert len(starts) == 2 * n and all(b - a >= s for a, b in zip(starts, starts[1:]))
+    assert all((SPLIT.tokens[a:a + s] != 0).all() for a in starts)
+    assert all(len(S) == len(S2) == s and set(S) <= set(range(1, helpers.V)) for S, S2 in spans['random'])
+    fillers = draw_fillers(SPLIT, L, spans['text'], n, s, 3)
+    assert all(f + L <= a or a + s <= f for f, pair in zip(fillers, spans['text']) for a in pair)
+    for kind in KINDS:
+        x = cell_inputs(SPLIT, spans, kind, fillers, L, d, s)
+        assert x.shape == (2 * n, L)
+        for i, f in enumerate(fillers):
+            S, S2 = ([SPLIT.tokens[a:a + s] for a in spans['text'][i]] if kind == 'text' else spans['random'][i])
+            p1 = L - s - d
+            assert list(x[2 * i, p1:p1 + s]) == list(S) == list(x[2 * i, -s:]) == list(x[2 * i + 1, -s:])
+            assert list(x[2 * i + 1, p1:p1 + s]) == list(S2)
+            assert list(x[2 * i, :p1]) == list(SPLIT.tokens[f:f + p1])
+            assert list(x[2 * i, p1 + s:L - s]) == list(SPLIT.tokens[f + p1 + s:f + L - s])
+
+
+def per_token(model, L, d, s, skip, stream=None, n=4):
+    """[n, s - skip] float64 loss(control) - loss(repeat) of each span's scored tokens (random spans)."""
+    spans = draw_spans(SPLIT, s, n, 0, ('random',), np.arange(1, helpers.V))
+    x = torch.from_numpy(cell_inputs(SPLIT, spans, 'random', draw_fillers(SPLIT, L, None, n, s, 0), L, d, s))
+    loss = rc.scored_losses(model, x, s - skip, stream, step=5)
+    return (loss[1::2] - loss[0::2]).numpy()
+
+
+@pytest.mark.parametrize('n_layer, stream', [(1, False), (3, False), (1, True), (3, True)])
+def test_no_benefit_past_the_reach_of_a_window_or_a_bounded_cache(n_layer, stream):
+    """A window of w keys (or a bounded cache of W, no sinks) moves information at most w - 1 tokens back a layer, so
+    in float64 every scored token's loss is exactly the same in repeat and control once d > n_layer (w - 1) + s - skip
+    (the first scored token, at L - s + skip - 1, is then beyond reach of the copy's last, at L - d - 1); one token
+    closer it is not. For the sum over spans: benefit exactly 0 for every d > n_layer * w + s, not before."""
+    w, s, skip, L = 6, 8, 2, 64
+    model = helpers.sharp('alibi', n_layer=n_layer).double()
+    edge = n_layer * (w - 1) + s - skip
+    kw, cache = (dict(), (w, 0)) if stream else (dict(local=w), None)
+    with model.attention(**kw):
+        assert (per_token(model, L, edge + 1, s, skip, cache) == 0).all()
+        assert (per_token(model, L, edge, s, skip, cache)[:, 0] != 0).all()
+        for d in range(n_layer * w + s + 1, L - s + 1, 3):
+            pairs = rc.cell_scores(model, cell_input_pairs(L, d, s), s - skip, 4 * L, cache, step=5)
+            assert rc.summary(pairs)['benefit'] == 0 and rc.summary(pairs)['ci95'] == [0, 0]
+        near = rc.summary(rc.cell_scores(model, cell_input_pairs(L, s + 2, s), s - skip, 4 * L, cache, step=5))
+        assert abs(near['benefit']) > 1e-3
+
+
+def cell_input_pairs(L, d, s, n=4):
+    spans = draw_spans(SPLIT, s, n, 0, ('text',), None)
+    return cell_inputs(SPLIT, spans, 'text', draw_fillers(SPLIT, L, spans['text'], n, s, 0), L, d, s)
+
+
+def test_stream_scoring_equals_streaming_stream_losses():
+    """scored_losses through the bounded cache (its own loop: no head on unscored positions) against the losses of
+    streaming.stream_losses over the same input, with sinks and distance ceiling."""
+    model, s, L = helpers.tiny('rope', strong=True).double(), 8, 50
+    x = torch.from_numpy(cell_input_pairs(L, 20, s, n=1))
+    mine = rc.scored_losses(model, x, s - 3, (12, 2), step=7)
+    for row in range(2):
+        steps = [(x[row:row + 1, a:min(a + 7, L - 1)], x[row:row + 1, a + 1:min(a + 8, L)]) for a in range(0, L - 1, 7)]
+        ref = np.concatenate(list(stream_losses(model, steps, 12, 2)))
+        np.testing.assert_allclose(mine[row].numpy(), ref[-(s - 3):], rtol=1e-6)
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'rope', 'fox', 'cope'])
+def test_logits_before_the_earlier_copy_are_the_same_in_repeat_and_control(pe):
+    L, s, d = 48, 8, 24
+    model, p1 = helpers.tiny(pe, strong=True).double(), L - s - d
+    x = torch.from_numpy(cell_input_pairs(L, d, s, n=2))
+    with torch.no_grad():
+        logits = model(x, targets=x)[0]
+    for i in range(2):
+        assert torch.equal(logits[2 * i, :p1], logits[2 * i + 1, :p1])
+        assert not torch.equal(logits[2 * i, p1], logits[2 * i + 1, p1])
+
+
+def test_summary_against_scipy_and_row_verdict_by_hand():
+    rng = np.random.default_rng(0)
+    rep = rng.normal(2.0, 0.3, 20)
+    b = rng.normal(0.2, 0.5, 20)
+    out = rc.summary(np.stack([rep, rep + b], 1).tolist())
+    ci = stats.t.interval(0.95, 19, loc=b.mean(), scale=stats.sem(b))
+    assert out['benefit'] == pytest.approx(b.mean()) and out['ci95'] == pytest.approx(list(ci))
+    assert out['p'] == pytest.approx(stats.ttest_1samp(b, 0, alternative='greater').pvalue)
+    assert out['significant'] == (ci[0] > 0) and out['n'] == 20 and out['repeat_loss'] == pytest.approx(list(rep))
+    cell = lambda d, benefit, sig: dict(kind='text', mult=4, L_ex=64, d=d, benefit=benefit, significant=sig)
+    row = [cell(32, 0.1, True), cell(4, 0.8, True), cell(8, 0.5, True), cell(20, 0.3, False), cell(48, 0.3, False)]
+    v = rc.row_verdict(row, 16)
+    assert v['horizon'] == 32 and v['share_beyond_L_tr'] == pytest.approx((0.3 + 0.1 + 0.3) / 3 / 0.8)
+    assert rc.row_verdict([cell(4, 0.1, False), cell(32, 0.5, True)], 16)['share_beyond_L_tr'] is None
+
+
+@pytest.fixture(scope='module')
+def copier():
+    """A 2-layer RoPE GPT trained here (200 steps, ~3 s) on random 8-token strings repeated: it learns to copy the
+    token 8 back."""
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=helpers.V, block_size=24, n_layer=2, n_head=2, n_embd=32, pe='rope'))
+    opt, g = torch.optim.AdamW(model.parameters(), lr=1e-2), torch.Generator().manual_seed(0)
+    for _ in range(200):
+        seq = torch.randint(1, helpers.V, (16, 8), generator=g).repeat(1, 4)[:, :25]
+        loss = model(seq[:, :-1], seq[:, 1:])[1]
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+def test_a_model_trained_to_copy_shows_a_positive_benefit_at_small_d(copier):
+    s, L, n = 8, 32, 16
+    spans = draw_spans(SPLIT, s, n, 1, KINDS, np.arange(1, helpers.V))
+    fillers = draw_fillers(SPLIT, L, spans['text'], n, s, 1)
+    for kind in KINDS:
+        out = rc.summary(rc.cell_scores(copier, cell_inputs(SPLIT, spans, kind, fillers, L, s, s), s - 2, 16384))
+        assert out['significant'] and out['benefit'] > 0.3 and out['loss_control'] > out['loss_repeat']
+
+
+def cfg_for(tmp_path, **kw):
+    ckpt = helpers.save_ckpt(tmp_path, helpers.tiny('alibi', strong=True), 'alibi-s0')
+    (tmp_path / 'data').mkdir(exist_ok=True)
+    data = helpers.save_split(tmp_path / 'data', SPLIT)
+    return dict(rc.DEFAULTS, **dict(dict(ckpt=[ckpt], data_dir=data, lengths=[1.0, 2.0], n=4, span=4, skip=1,
+                                         out_dir=str(tmp_path / 'out')), **kw))
+
+
+def rescored(model, split, data, row, cell):
+    """An independent scorer: the inputs rebuilt from the JSON's offsets and ids alone, the losses straight from the
+    model's full logits."""
+    s, skip, L, d = data['settings']['span'], data['settings']['skip'], cell['L_ex'], cell['d']
+    out = []
+    for i, f in enumerate(data['fillers'][str(L)]):
+        spans = data['spans'][cell['kind']][i]
+        S, S2 = ([list(split.tokens[a:a + s]) for a in spans] if cell['kind'] == 'text' else spans)
+        seq = list(split.tokens[f:f + L])
+        both = [seq[:L - s - d] + list(c) + seq[L - d:L - s] + list(S) for c in (S, S2)]
+        x = torch.tensor(both, dtype=torch.long)
+        with torch.no_grad(), model.attention(**({'local': row['L_tr']} if row['variant'] != 'vanilla' else {})):
+            logits = model(x, targets=x)[0].double()
+        loss = F.cross_entropy(logits[:, L - s + skip - 1:L - 1].transpose(1, 2), x[:, L - s + skip:], reduction='none')
+        out.append(loss.mean(-1).tolist())
+    return out
+
+
+def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path):
+    cfg = cfg_for(tmp_path, windowed=True, cache_window=8, n_starting=2)
+    rows = rc.main(cfg)
+    data = json.load(open(tmp_path / 'out' / 'recall.json'))
+    assert data['command'].startswith('python') and 'partial' not in data and data['ci_method'] == rc.CI_METHOD
+    assert [r['variant'] for r in data['results']] == ['vanilla', 'windowed@L_tr', 'stream(S=2,W=8)'] == \
+        [r['variant'] for r in rows]
+    assert sorted(data['fillers']) == ['16', '32'] and len(data['spans']['text']) == 4
+    model = helpers.tiny('alibi', strong=True)
+    for row in data['results'][:2]:
+        assert {(c['kind'], c['L_ex']) for c in row['cells']} == {(k, L) for k in KINDS for L in (16, 32)}
+        for cell in row['cells']:
+            assert cell['n'] == 4 and len(cell['repeat_loss']) == 4
+            got = np.stack([cell['repeat_loss'], cell['control_loss']], 1)
+            np.testing.assert_allclose(got, rescored(model, SPLIT, data, row, cell), atol=1e-5)
+        assert [v['horizon'] for v in row['verdicts']] == [
+            max([c['d'] for c in row['cells'] if (c['kind'], c['mult']) == (v['kind'], v['mult'])
+                 and c['ci95'][0] > 0], default=0) for v in row['verdicts']]
+    assert (tmp_path / 'out' / 'recall.png').exists() and '### random' in open(tmp_path / 'out' / 'recall.md').read()
+
+
+class Stopped(Exception):
+    """A run stopped from outside (Ctrl-C, a killed job)."""
+
+
+def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, monkeypatch):
+    # L_ex = 16: d = 4, 8, 12, two spans a forward; L_ex = 32: d = 4, 8, 16, 28, one span a forward
+    cfg = cfg_for(tmp_path, kinds=['text'], batch_tokens=64)
+    full = rc.main(dict(cfg, name='full'))
+    monkeypatch.setattr(rc, 'SAVE_SECONDS', 0.0)
+    calls, real = [], rc.scored_losses
+
+    def stopping(*a, **kw):
+        calls.append(1)
+        # the 9th pass: the 3 cells of L_ex = 16 (two passes each) and 2 of the 4 spans of the first cell of 32 are done
+        if stopping.armed and len(calls) == 9:
+            stopping.armed = False
+            raise Stopped
+        return real(*a, **kw)
+    stopping.armed = True
+    monkeypatch.setattr(rc, 'scored_losses', stopping)
+    with pytest.raises(Stopped):
+        rc.main(cfg)
+    part = json.load(open(tmp_path / 'out' / 'recall.json'))
+    cells = part['results'][0]['cells']
+    assert part['partial'] and len(cells) == 4 and cells[-1]['benefit'] is None and len(cells[-1]['spans_so_far']) == 2
+    calls.clear()
+    again = rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json')))
+    drop = lambda c: {k: v for k, v in c.items() if k != 'spans_scored_before'}
+    assert [drop(c) for c in again[0]['cells']] == full[0]['cells']
+    assert again[0]['cells'][3]['spans_scored_before'] == 2 and len(calls) == 2 + 3 * 4
+    with pytest.raises(ConfigError, match='was made with settings'):
+        rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json'), span=5))
+
+
+@pytest.mark.parametrize('change, match', [
+    (dict(kinds=['text', 'words']), 'kinds=text,words; allowed: text, random'),
+    (dict(skip=4), 'span=4, skip=4'),
+    (dict(n=1), 'n=1'),
+    (dict(distances=[0, 8]), r'distances=\[0, 8\]'),
+    (dict(ratio=1.0), 'ratio=1'),
+    (dict(no_vanilla=True), 'no_vanilla=True leaves nothing'),
+    (dict(lengths=[0.0]), 'lengths: 0 is not a positive'),
+])
+def test_bad_settings_are_one_line(tmp_path, change, match):
+    with pytest.raises(ConfigError, match=match):
+        rc.main(cfg_for(tmp_path, **change))
