@@ -7,8 +7,10 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from lexgpt import gguf_reader
 from lexgpt import loading
@@ -342,6 +344,13 @@ def smollm2():
     return path, ours, theirs
 
 
+@pytest.fixture(scope='module')
+def smollm2_their_tokenizer(smollm2):
+    """transformers' tokenizer of the same GGUF, read once for the tests below."""
+    path = smollm2[0]
+    return transformers.AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))
+
+
 def python_source(n):
     return ''.join(inspect.getsource(m) for m in (json.decoder, json.encoder, inspect))[:n]
 
@@ -357,10 +366,8 @@ def test_smollm2_logits_equal_transformers_on_the_same_gguf(smollm2):
     assert_cache_equals_full(ours, idx[:, :24], prompt=16, atol=1e-4)  # 30 layers of float32 rounding
 
 
-def test_smollm2_tokenizer_equals_transformers(smollm2):
-    path = smollm2[0]
-    ours = get_tokenizer(path)
-    theirs = transformers.AutoTokenizer.from_pretrained(os.path.dirname(path), gguf_file=os.path.basename(path))
+def test_smollm2_tokenizer_equals_transformers(smollm2, smollm2_their_tokenizer):
+    ours, theirs = get_tokenizer(smollm2[0]), smollm2_their_tokenizer
     text = python_source(4000) + '\n<|im_start|>x = 1234567 + 0.25  # ünïcödé ✓\n<|endoftext|>'
     ids = ours.encode(text)
     assert ids == theirs(text, add_special_tokens=False).input_ids
@@ -368,3 +375,19 @@ def test_smollm2_tokenizer_equals_transformers(smollm2):
     assert ids[-1] == 0 and 1 in ids  # special tokens written in the text stay whole
     assert ours.encode('1234') == [33, 34, 35, 36]  # llama.cpp's 'smollm' split: one token per digit
     assert (ours.vocab_size, ours.eot, ours.bos) == (49152, 2, None)  # the file: eos <|im_end|>, add_bos_token False
+
+
+def test_smollm2_through_the_loader_gets_no_bos_and_scores_as_transformers(smollm2, smollm2_their_tokenizer):
+    """The model GPT.from_pretrained makes of SmolLM2's GGUF gets no BOS (the file names one, <|im_start|> = 1, but
+    its add_bos_token is false), as transformers' tokenizer of the file puts none: an evaluation's window is the
+    text's own ids, and its perplexity transformers' of those ids."""
+    from lexgpt.evaluation import bos_id, nonoverlap_losses
+    (_, ours, theirs), their_tok = smollm2, smollm2_their_tokenizer
+    text, L = python_source(1000), 64
+    ids = their_tok(text).input_ids[:L + 1]  # its default special tokens: none before the text
+    assert ids == their_tok(text, add_special_tokens=False).input_ids[:L + 1] and their_tok.bos_token_id == 1
+    assert ours.pretrained_info['bos'] is None and bos_id(ours) is None
+    got = float(np.exp(nonoverlap_losses(ours, np.array(ids, dtype=np.uint32), 0, L, L, bos=bos_id(ours)).mean()))
+    with torch.no_grad():
+        want = F.cross_entropy(theirs(torch.tensor([ids[:L]])).logits[0], torch.tensor(ids[1:])).exp().item()
+    assert got == pytest.approx(want, rel=1e-3)
