@@ -76,9 +76,41 @@ def bench(d, name, T):
     return next(r for r in d['results'] if r['name'] == name and r['T'] == T)
 
 
+def seed_ppl(d, group, mult, variant='vanilla'):
+    """The perplexity of each seed of a group (runs <group>-s<seed>), by seed."""
+    import re
+    runs = {int(m.group(1)): r['ppl'] for r in d['results'] if r['variant'] == variant and r['mult'] == mult
+            and (m := re.fullmatch(re.escape(group) + r'-s(\d+)', r['ckpt']))}
+    return [runs[k] for k in sorted(runs)]
+
+
+def by_ckpt(d, ckpt):
+    """The result of one run in an analysis' JSON (kernels, receptive field, temperature)."""
+    return next(r for r in d['results'] if r['ckpt'] == ckpt)
+
+
+def erf_share(d, ckpt, last):
+    """The share of the input gradient on the last `last` tokens (receptive_field's `s`)."""
+    s = by_ckpt(d, ckpt)['s']
+    return sum(s[-last:]) / sum(s)
+
+
+def attention_at(d, ckpt, mult):
+    """temperature.py's mean maximum attention probability (rows that see >= L_tr keys) at mult x L_tr, tau = 1."""
+    r = by_ckpt(d, ckpt)
+    return r['at_L_tr']['all']['pmax'] if mult == 1 else next(
+        x for x in r['lengths'] if x['mult'] == mult)['all_tau1']['pmax']
+
+
+def kernel(d, ckpt, key='effective_length'):
+    """kernels.py's per-head values over all of a run's tables (effective_length: where each head has fallen by 2)."""
+    return [v for t in by_ckpt(d, ckpt)['tables'] for v in t[key]]
+
+
 HELPERS = dict(thesis_cell=thesis_cell, thesis_p=thesis_p, stream_row=stream_row, bucket=bucket, buckets=buckets,
                passkey_cells=passkey_cells, passkey_found=passkey_found, passkey_asked=passkey_asked, regular=regular,
-               bench=bench)
+               bench=bench, seed_ppl=seed_ppl, by_ckpt=by_ckpt, erf_share=erf_share, attention_at=attention_at,
+               kernel=kernel)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # README.md, What we found: every number (test_every_number_in_the_readme_findings_is_quoted)
@@ -406,12 +438,12 @@ q('{:g} L_tr = {:,} tokens: {} offsets in the only train document that long', "4
 q('their last {} tokens after {:,} and after {:,} tokens of context', "d['settings']['last_k']",
   "row(ckpt='gemma3@global', mult=1, variant='vanilla')['L_ex']",
   "row(ckpt='gemma3@global', mult=4, variant='vanilla')['L_ex']")
-q('and on the 4x inputs {:ppl} at {:g} L_tr, {:.1f} times their 1x ({:ppl}; n = {}\nx {} tokens per cell). Without '
+q('and on the 4x inputs {:ppl} at {:g} L_tr, {:.1f} times their 1x ({:ppl}; n = {} x {} tokens per cell). Without '
   '`<bos>` on the same four inputs it is {:ppl} at 4x (its 1x {:ppl}, {:pct}% above the {:ppl} with `<bos>`)',
   P4(4), "4", f"{P4(4)} / {P4(1)}", P4(1), "d['settings']['n']", "d['settings']['last_k']", NB('', 4, 'vanilla'),
   NB('', 1, 'vanilla'), f"{NB('', 1, 'vanilla')} / {P4(1)}", P4(1))
 L4 = "ppl('gemma3@global', {}, 'LM-Inf')".format
-q('and {:ppl} at\n{:g} L_tr, {:pct}% above its 1x on those inputs ({:ppl}), where the plain model is at {:ppl}',
+q('and {:ppl} at {:g} L_tr, {:pct}% above its 1x on those inputs ({:ppl}), where the plain model is at {:ppl}',
   L4(4), "4", f"{L4(4)} / {L4(1)}", L4(1), P4(4))
 q('without `<bos>` on the four 4x inputs, {:ppl} at 1x and {:ppl} at 4x.', NB('', 1, 'LM-Inf'), NB('', 4, 'LM-Inf'))
 Y4 = "ppl('gemma3+yarn4@global', {})".format
@@ -439,8 +471,8 @@ for mult in (0.25, 1, 2):
           f"passkey_found({mult}, {depth})", "len(d['keys'])", f"passkey_cells({mult}, {depth})[0]['mean_logprob']")])
 K = "len(d['keys'])"
 q('at 8k {} of {} prompts exact ({} of {} at depths 0 and 1, {} of {} between), at 32k {} of {}, falling with the '
-  'distance to the key ({} of {} at depths 0 and 0.25, {} of {} at depth\n1). At 64k (2 L_tr) {} of {}: depths 0-0.5 '
-  'find none of {} keys ({:.2f}, {:.2f}, {:.2f}; at 32k {:.2f}, {:.2f},\n{:.2f}), depths 0.75 and 1 all {} ({:.2f}, '
+  'distance to the key ({} of {} at depths 0 and 0.25, {} of {} at depth 1). At 64k (2 L_tr) {} of {}: depths 0-0.5 '
+  'find none of {} keys ({:.2f}, {:.2f}, {:.2f}; at 32k {:.2f}, {:.2f}, {:.2f}), depths 0.75 and 1 all {} ({:.2f}, '
   '{:.2f})', "passkey_found(0.25)", "passkey_asked(0.25)", "passkey_found(0.25, 0)", K, "passkey_found(0.25, 0.5)",
   K, "passkey_found(1)", "passkey_asked(1)", "passkey_found(1, 0)", K, "passkey_found(1, 1)", K, "passkey_found(2)",
   "passkey_asked(2)", K, *[f"passkey_cells({m}, {t})[0]['mean_logprob']" for m in (2, 1) for t in (0, 0.25, 0.5)], K,
@@ -460,7 +492,7 @@ q("one stream of {:,} tokens per row, every layer's window {}, so no test): keep
   "stream_row('gemma3', 'no_sinks')['ppl']",
   "100 * (1 - stream_row('gemma3', 'sinks')['ppl'] / stream_row('gemma3', 'no_sinks')['ppl'])")
 q = at(GEMMA, 'results/stream/stream_gemma3_w512_nobos.json')
-q('without `<bos>` the {} first tokens are text and change nothing ({:ppl}\nagainst {:ppl})',
+q('without `<bos>` the {} first tokens are text and change nothing ({:ppl} against {:ppl})',
   "d['settings']['n_starting']", "stream_row('gemma3', 'sinks')['ppl']", "stream_row('gemma3', 'no_sinks')['ppl']")
 q = at(GEMMA, 'results/stream/stream_gemma3_bos.json')
 q('Over the {:,}-token stream at W = L_tr with S = {}, `<bos>` first gives {:ppl} against {:ppl} without ({:.0f}% '
@@ -475,7 +507,7 @@ SHARE = ("100 * sum(" + ERF + "['s'][{}]) / sum(" + ERF + "['s'])").format
 q('the fewest most recent tokens that hold {:.0f}% of the last token\'s mean normalised input gradient; the last token '
   'of {} test-split positions with {:,} tokens of context', "99", "d['settings']['n']", ERF + "['L_ex']")
 q('as trained the ERF is {:,} of the {:,} tokens, with {:.2f}% of the gradient on the last {} tokens (one local '
-  'window), {:.2f}% on the last {:,} and\n{:.2f}% on the first {:,}', ERF + "['erf']", ERF + "['L_ex']", SHARE('-512:'),
+  'window), {:.2f}% on the last {:,} and {:.2f}% on the first {:,}', ERF + "['erf']", ERF + "['L_ex']", SHARE('-512:'),
   "512", SHARE('-8192:'), "8192", SHARE(':8192'), "8192")
 q('n = {} inputs, the ERF of their mean gradient', "d['settings']['n']")
 q = at(GEMMA, 'results/pretrained/gemma3_bos_erf_windowed.json')
@@ -498,7 +530,157 @@ q("Time is {:.2f}x of transformers' at 2k, {:.2f}x at 8k and {:.2f}x at 32k (med
   "bench('ours', 2048)['s'] / bench('transformers', 2048)['s']",
   "bench('ours', 8192)['s'] / bench('transformers', 8192)['s']", f"{B32}[1]['s'] / {B32}[0]['s']",
   "d['settings']['rounds']", "d['settings']['warmup']", f"{B32}[1]['mb'] / {B32}[0]['mb']")
-q("transformers' time grows {:.1f}x from\n2k to 8k and {:.1f}x from 8k to 32k, ours {:.1f}x and {:.1f}x",
+q("transformers' time grows {:.1f}x from 2k to 8k and {:.1f}x from 8k to 32k, ours {:.1f}x and {:.1f}x",
   "bench('transformers', 8192)['s'] / bench('transformers', 2048)['s']",
   f"{B32}[0]['s'] / bench('transformers', 8192)['s']", "bench('ours', 8192)['s'] / bench('ours', 2048)['s']",
   f"{B32}[1]['s'] / bench('ours', 8192)['s']")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/ppl/README.md
+
+PPL = 'results/ppl/README.md'
+q = at(PPL, 'results/bench/train.json')  # configs/tiny.py as tools.bench builds it
+S = "d['settings']"
+q('`configs/tiny.py` ({} layers x {}, {} heads, {:.1f}M parameters, L_tr = {} bytes, batch {})', S + "['n_layer']",
+  S + "['n_embd']", S + "['n_head']", "d['results']['none']['params'] / 1e6", S + "['block_size']",
+  S + "['batch_size']")
+q = at(PPL, 'results/ppl/ppl_last_token.json')
+q('{} iterations each (4x the 800 of the first results',
+  "J('results/ppl/rope_extension.json') and matching(J('results/ppl/rope_extension.json')['results'], 'rows', "
+  "ckpt='rope-s0', mult=1)['iters']")
+q('The {:word} rows below `t5` are the methods after the seed papers, trained the same way with the same {:word} seeds',
+  "len({g['group'] for g in d['groups']}) - 8", "grp(group='cope', mult=1)['n']")
+q('(thesis 4.3.4, extended to the last {} tokens of each of {} test segments, so the same {} bytes are scored at every '
+  'length)', "d['settings']['last_k']", "d['settings']['n']", "d['settings']['last_k'] * d['settings']['n']")
+MAIN = ['none', 'sinusoidal', 'rope', 'alibi', 'kerple_power', 'kerple_log', 'sandwich', 't5', 'fire', 'fox', 'cope',
+        'xpos', 'rope-ssmax', 'rope-rand4096']
+for g in MAIN:
+    q(f'| {g} | {{}} | {{}} | {{}} | {{}} | {{}} |', *[f"cell({g!r}, {m})" for m in (1, 2, 4, 8, 16)])
+q('Sinusoidal goes {:.3g} → {:.3g} at 2x (seeds 0-2: {:.3g}, {:.3g} and {:.3g}) → {:.3g} at 16x; RoPE {:.3g} → '
+  '{:#.3g} → {:.3g} (every seed past {:.1f} at 2x); NoPE degrades as well ({:.3g} → {:.3g})', "ppl('sinusoidal', 1)",
+  "ppl('sinusoidal', 2)", *[f"seed_ppl('sinusoidal', 2)[{i}]" for i in range(3)], "ppl('sinusoidal', 16)",
+  "ppl('rope', 1)", "ppl('rope', 2)", "ppl('rope', 16)", "math.floor(10 * min(seed_ppl('rope', 2))) / 10",
+  "ppl('none', 1)", "ppl('none', 16)")
+FALL = "[a - b for a, b in zip(seed_ppl('alibi', 1), seed_ppl('alibi', 16))]"
+q('slightly improves ({:ppl} at 1x, {:ppl} from 8x on; each seed falls by {:.2f}-{:.2f} from 1x to 16x)',
+  "ppl('alibi', 1)", "ppl('alibi', 8)", f"min({FALL})", f"max({FALL})")
+KL = "seed_ppl('kerple_log', {})".format
+q('KERPLE-log is flat to 2x in all three seeds ({:ppl} → {:ppl}, {:ppl} → {:ppl}, {:ppl} → {:ppl}) and then drifts up '
+  '({} at 16x)', *[f"{KL(m)}[{i}]" for i in range(3) for m in (1, 2)], "cell('kerple_log', 16).split(' (')[0]")
+q('Sandwich drifts up from the start in all three ({:ppl} → {:ppl} → {:ppl} at 16x)', "ppl('sandwich', 1)",
+  "ppl('sandwich', 2)", "ppl('sandwich', 16)")
+T5 = "seed_ppl('t5', {})".format
+q('T5 improves to 2x in seeds 0 and 2, by {:.3f} and {:.3f} ({:ppl} → {:ppl}, {:ppl} → {:ppl}; seed 1 {:ppl} → '
+  '{:ppl}), and degrades past 4x in all three ({} at 16x)', f"{T5(1)}[0] - {T5(2)}[0]", f"{T5(1)}[2] - {T5(2)}[2]",
+  f"{T5(1)}[0]", f"{T5(2)}[0]", f"{T5(1)}[2]", f"{T5(2)}[2]", f"{T5(1)}[1]", f"{T5(2)}[1]",
+  "cell('t5', 16).split(' (')[0]")
+KP = "seed_ppl('kerple_power', {})".format
+q('Seeds 0 and 2 are flat ({:ppl} at every length; {:ppl} → {:ppl} at 16x)', f"{KP(1)}[0]", f"{KP(1)}[2]",
+  f"{KP(16)}[2]")
+q('Seed 1 is as good as ALiBi at 1x ({:ppl}) and drifts up to {:ppl} at 16x', f"{KP(1)}[1]", f"{KP(16)}[1]")
+SPAN = "max(seed_ppl({0!r}, 1)) - min(seed_ppl({0!r}, 1))".format
+q('at 1x the seeds span {:.2f} for KERPLE-power, {:.2f} for KERPLE-log and {:.2f} for T5, against {:.2f} for ALiBi, '
+  '{:.2f} for Sandwich and {:.2f} for RoPE', *[SPAN(g) for g in ('kerple_power', 'kerple_log', 't5', 'alibi',
+                                                                 'sandwich', 'rope')])
+q("Averaged over the seeds T5 is best at 1x ({:ppl} against ALiBi's {:ppl}", "ppl('t5', 1)", "ppl('alibi', 1)")
+q('Seeds 0 and 2 of T5 are the best runs at 1x and 2x ({:.2f}-{:.2f})',
+  f"min({T5('m')}[s] for m in (1, 2) for s in (0, 2))", f"max({T5('m')}[s] for m in (1, 2) for s in (0, 2))")
+FOX = "seed_ppl('fox', 16)"
+q('{} at every length, each seed within {:.3f} of itself ({:ppl}, {:ppl}, {:ppl} at 16x), but above ALiBi at every '
+  'length ({:ppl} → {:ppl};', "cell('fox', 1).split(' (')[0]",
+  "math.ceil(1000 * max(max(seed_ppl('fox', m)[i] for m in d['lengths']) - min(seed_ppl('fox', m)[i] for m in "
+  "d['lengths']) for i in range(3))) / 1000", f"{FOX}[0]", f"{FOX}[1]", f"{FOX}[2]",
+  "ppl('alibi', 1)", "ppl('alibi', 16)")
+q('{:ppl} → {:ppl} → {:ppl} at 8x → {:ppl} at 16x, behind the means of all three at every length, 1x included, and '
+  'both seeds degrade ({:.2f}-{:.2f} at 16x)', "ppl('fire', 1)", "ppl('fire', 2)", "ppl('fire', 8)",
+  "ppl('fire', 16)", "min(seed_ppl('fire', 16))", "max(seed_ppl('fire', 16))")
+q('xPos alone goes {:ppl} → {:ppl} at 16x (seeds: {:.3g}, {:.3g}, {:.3g}), far below RoPE\'s {:ppl} → {:ppl} '
+  '({:.1f}-{:.1f}) but still {:.1f} times its 1x', "ppl('xpos', 1)", "ppl('xpos', 16)",
+  *[f"seed_ppl('xpos', 16)[{i}]" for i in range(3)], "ppl('rope', 1)", "ppl('rope', 16)",
+  "min(seed_ppl('rope', 16))", "max(seed_ppl('rope', 16))", "ppl('xpos', 16) / ppl('xpos', 1)")
+q('{:ppl} → {:ppl} at 16x (seeds: {:ppl}, {:ppl}, {:ppl}) against RoPE\'s {:ppl}, the best 1x of the new rows',
+  "ppl('cope', 1)", "ppl('cope', 16)", *[f"seed_ppl('cope', 16)[{i}]" for i in range(3)], "ppl('rope', 16)")
+RR = "seed_ppl('rope-rand4096', {})".format
+q('`rope-rand4096` (positions from [0, 4096), 16 L_tr) {:ppl} → {:ppl} at 4x → {:ppl} at 16x (seeds: {:ppl}, {:ppl}, '
+  '{:ppl}), against RoPE\'s {:ppl} → {:ppl} → {:ppl}; at 1x every seed ({:.2f}-{:.2f}) is above every seed of RoPE '
+  '({:.2f}-{:.2f})', "ppl('rope-rand4096', 1)", "ppl('rope-rand4096', 4)", "ppl('rope-rand4096', 16)",
+  *[f"{RR(16)}[{i}]" for i in range(3)], "ppl('rope', 1)", "ppl('rope', 4)", "ppl('rope', 16)", f"min({RR(1)})",
+  f"max({RR(1)})", "min(seed_ppl('rope', 1))", "max(seed_ppl('rope', 1))")
+q('but the perplexity barely moves: {:ppl} → {:ppl} at 2x → {} at 16x, against RoPE\'s {:ppl} → {:ppl} → {}',
+  "ppl('rope-ssmax', 1)", "ppl('rope-ssmax', 2)", "cell('rope-ssmax', 16).split(' (')[0]", "ppl('rope', 1)",
+  "ppl('rope', 2)", "cell('rope', 16).split(' (')[0]")
+q('(at 16x SSMax is worse than RoPE in seed {}, better in seeds {} and {})',
+  "[i for i in range(3) if seed_ppl('rope-ssmax', 16)[i] > seed_ppl('rope', 16)[i]][0]",
+  "[i for i in range(3) if seed_ppl('rope-ssmax', 16)[i] < seed_ppl('rope', 16)[i]][0]",
+  "[i for i in range(3) if seed_ppl('rope-ssmax', 16)[i] < seed_ppl('rope', 16)[i]][1]")
+q('tau = ln L_tr / ln L_ex, the thesis\' length-rule temperature ({:.3f} / {:.3f} / {:.3f} at 2x / 4x / 8x)',
+  *[f"math.log(d['L_tr'][0]) / math.log(d['L_tr'][0] * {m})" for m in (2, 4, 8)])
+
+q = at(PPL, 'results/kernels/kernels.json')
+T5K = "by_ckpt('t5-s0')['tables'][0]['bias_at']"
+q("seed 0's median head falls by 2 within {:.0f} tokens", "statistics.median(kernel('alibi-s0'))")
+q("seed 0's four heads fall by 2 within {}, {}, {} and {} tokens",
+  *[f"kernel('kerple_power-s0')[{i}]" for i in range(4)])
+q("seed 0's learned table has heads that decay (head 0: {:+.1f} at d = 1 to {:.1f} from d = 112 on; head 2: {:+.1f} "
+  "to {:.1f}) and {:word} that never falls 2 below its value at d = 0", T5K + "['d=1'][0]", T5K + "['L_tr'][0]",
+  T5K + "['d=1'][2]", T5K + "['L_tr'][2]", "by_ckpt('t5-s0')['never_below']")
+q('each fell by 2 within a median of {:.0f}, {:.0f} and {:.0f} tokens in seeds 0-2',
+  "statistics.median(kernel('fire-s0'))",
+  *[f"statistics.median(v for t in next(r for r in J('results/kernels/kernels_seeds12.json')['results'] if "
+    f"r['ckpt'] == {c!r})['tables'] for v in t['effective_length'])" for c in ('fire-s1', 'fire-s2')])
+
+q = at(PPL, 'results/erf/erf.json')
+q('at 4x {:.0f}% of the input gradient comes from the last {} of {} tokens, {:.0f}% from the last L_tr', "99",
+  "by_ckpt('alibi-s0')['erf']", "by_ckpt('alibi-s0')['L_ex']", "100 * by_ckpt('alibi-s0')['share_last_L_tr']")
+q('(empirical receptive field, [erf](../erf/erf.md); RoPE: all {}, {:.0f}%)', "by_ckpt('rope-s0')['erf'] + 1",
+  "100 * by_ckpt('rope-s0')['share_last_L_tr']")
+E12 = "J('results/erf/erf_seeds12.json')"
+ERFS = ("([by_ckpt('{0}-s0')['erf']] + [r['erf'] for r in " + E12 + "['results'] if r['ckpt'].startswith('{0}-s')])"
+        ).format
+SHARES = ("([by_ckpt('{0}-s0')['share_last_L_tr']] + [r['share_last_L_tr'] for r in " + E12
+          + "['results'] if r['ckpt'].startswith('{0}-s')])").format
+q('at 4x, 99% of the input gradient comes from the last {}, {} and {} of {} tokens (seeds 0-2) and {:.1f}% or more '
+  'from the last L_tr', f"{ERFS('fox')}[0]", f"{ERFS('fox')}[1]", f"{ERFS('fox')}[2]", "by_ckpt('fox-s0')['L_ex']",
+  f"math.floor(1000 * min({SHARES('fox')})) / 10")
+q('(99% of the input gradient over the last {}-{} of {} tokens, {:.0f}-{:.0f}% from the last L_tr; ALiBi seed 0: {} '
+  'and {:.0f}%)', f"min({ERFS('fire')})", f"max({ERFS('fire')})", "by_ckpt('fire-s0')['L_ex']",
+  f"100 * min({SHARES('fire')})", f"100 * max({SHARES('fire')})", "by_ckpt('alibi-s0')['erf']",
+  "100 * by_ckpt('alibi-s0')['share_last_L_tr']")
+q('(99% of the input gradient over the last {}-{} of {} tokens, {:.0f}-{:.0f}% from the last L_tr)',
+  f"min({ERFS('cope')})", f"max({ERFS('cope')})", "by_ckpt('cope-s0')['L_ex']", f"100 * min({SHARES('cope')})",
+  f"100 * max({SHARES('cope')})")
+
+q = at(PPL, 'results/attention/attention.json')
+A12 = "J('results/attention/attention_seeds12.json')"
+PM = ("([attention_at('rope-ssmax-s0', {0})] + [r['at_L_tr']['all']['pmax'] if {0} == 1 else next(x for x in "
+      "r['lengths'] if x['mult'] == {0})['all_tau1']['pmax'] for r in " + A12 + "['results']])").format
+q('the mean maximum probability of rows that see at least L_tr keys falls from {:.3f}, {:.3f} and {:.3f} at L_tr '
+  "(seeds 0-2) to {:.3f}, {:.3f} and {:.3f} at 8x, where plain RoPE's (seed 0) falls from {:.3f} to {:.3f}",
+  *[f"{PM(1)}[{i}]" for i in range(3)], *[f"{PM(8)}[{i}]" for i in range(3)], "attention_at('rope-s0', 1)",
+  "attention_at('rope-s0', 8)")
+
+q = at(PPL, 'results/ppl/lm_infinite.json')
+q('Λ mask of the first {} + last L_tr tokens, distance ceiling L_tr): RoPE {:ppl} → {:ppl} at 16x (windowed: {:ppl}), '
+  'KERPLE-log {:ppl} → {:ppl}, while ALiBi loses a little ({:ppl} → {:ppl})', "d['settings']['n_starting']",
+  "ppl('rope-s0', 16)", "ppl('rope-s0', 16, 'LM-Inf')", "ppl('rope-s0', 16, 'windowed')", "ppl('kerple_log-s0', 16)",
+  "ppl('kerple_log-s0', 16, 'LM-Inf')", "ppl('alibi-s0', 16)", "ppl('alibi-s0', 16, 'LM-Inf')")
+q("it is flat in every seed ({} at 16x), and so is plain RoPE with the same window (seed 0: {:ppl};",
+  "cell('xpos', 16, 'windowed').split(' (')[0]", "ppl('rope-s0', 16, 'windowed')")
+q('windowed at L_tr, which keeps the angles seen, RoPE stays flat ({:ppl})', "ppl('rope-s0', 16, 'windowed')")
+
+q = at(PPL, 'results/ppl/rope_extension.json')
+for g in ('rope+pi4', 'rope+ntk4', 'rope+dynamic4', 'rope+yarn4', 'rope', 'rope-pift', 'rope-ntkft', 'rope-yarnft'):
+    q(f'| {g} | {{}} | {{}} | {{}} |', *[f"cell({g!r}, {m})" for m in (1, 4, 16)])
+q('after a {}-step fine-tune at 4 L_tr = {}', "row(ckpt='rope-pift-s0', mult=1)['iters']",
+  "row(ckpt='rope-pift-s0', mult=4)['L_ex']")
+q('YaRN holds 4x ({:.2f}, {:.2f} at 1x) but pays at 1x (against {:.2f}); dynamic NTK is exact up to L_tr by '
+  'construction and close behind at 4x ({:.2f}); NTK-aware, said to work untuned for small s, keeps 1x but reaches '
+  '{:.1f} at 4x (plain RoPE {:.1f}). After {} steps YaRN is flat to 4x within {:.2f} of plain RoPE at 1x, NTK-aware '
+  'close behind ({:.2f} at 4x); PI is flat too, but at {:.2f}.', "ppl('rope+yarn4', 4)", "ppl('rope+yarn4', 1)",
+  "ppl('rope', 1)",
+  "ppl('rope+dynamic4', 4)", "ppl('rope+ntk4', 4)", "ppl('rope', 4)", "row(ckpt='rope-pift-s0', mult=1)['iters']",
+  "ppl('rope-yarnft', 4) - ppl('rope', 1)", "ppl('rope-ntkft', 4)", "ppl('rope-pift', 4)")
+FT, UN = "('rope-pift', 'rope-ntkft', 'rope-yarnft')", "('rope+pi4', 'rope+ntk4', 'rope+dynamic4', 'rope+yarn4')"
+q('all of them fail: {:.1f}-{:.1f} fine-tuned, {:.1f}-{:.1f} without, against {:.1f} for plain RoPE.',
+  f"min(ppl(g, 16) for g in {FT})", f"max(ppl(g, 16) for g in {FT})", f"min(ppl(g, 16) for g in {UN})",
+  f"max(ppl(g, 16) for g in {UN})", "ppl('rope', 16)")

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import statistics
 import string
 
 import pytest
@@ -111,7 +112,8 @@ def namespace(d):
         return float(stats.ttest_rel([a[s] for s in seeds], [b[s] for s in seeds]).pvalue)
 
     return dict(d=d, J=load, row=row, grp=grp, ppl=ppl, sd=sd, cell=cell, paired_p=paired_p, matching=matching,
-                math=math, fmt_ppl=fmt_ppl, **{name: functools.partial(f, d) for name, f in HELPERS.items()})
+                math=math, statistics=statistics, fmt_ppl=fmt_ppl,
+                **{name: functools.partial(f, d) for name, f in HELPERS.items()})
 
 
 def rendered(quote):
