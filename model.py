@@ -10,7 +10,7 @@ KERPLE = Chi et al. 2022; LM-Infinite = Han et al. 2023; BiPE = He et al. 2024.
 import math
 from collections import namedtuple
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from functools import partial
 
 import torch
@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from lexgpt import regular_fast, rope_scaling, routes
 from lexgpt.kv_cache import KVCache  # the past keys and values of decoding and streaming, bounded or not
+from lexgpt.reference import ROUTE_CHOICES, AttnCall, AttnOptions, attention_reference, keys_seen
 
 GATED = ('swiglu', 'geglu')  # MLPs whose c_fc holds [gate; up]: SiLU-gated (SwiGLU) and tanh-GELU-gated (GeGLU, Gemma)
 
@@ -582,130 +583,9 @@ POSITIONAL_ENCODINGS = {
 
 
 # --------------------------------------------------------------------------------------------
-# Attention: the reference (every option, one explicit T x T softmax; read it first). The fast routes that must
-# equal it live in routes.py, where routes.route() says which one a call takes.
+# Attention. The reference, every option in one explicit softmax (read it first: lexgpt/reference.py's scores and
+# attention_reference), is what each fast route of lexgpt/routes.py equals; routes.attend runs the one that applies.
 # --------------------------------------------------------------------------------------------
-
-@dataclass
-class AttnOptions:
-    """Evaluation-time controls, shared by all layers; `with model.attention(...)` changes them."""
-    attn_temperature: float = 1.0  # logits / tau (thesis ch. 5, Algorithm 1)
-    local: int = 0             # >0: Λ-shaped mask, keys within `local` of the query ...
-    n_starting: int = 0        # ... plus the first n_starting tokens (LM-Infinite)
-    ceiling: int = 0           # >0: relative distances above it are treated as `ceiling` (LM-Infinite)
-    topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite) ...
-    topk_from_layer: int = 5   # ... in the layers from this one on (0-based), at distance ceiling // 2 (its App. A)
-    hook: object = None        # called as hook(layer, probs [B,H,tq,tk], query_idx [tq], key_idx [tk] or [tq, tk])
-    route: str = 'auto'        # 'auto' (the fastest route that applies, lexgpt/routes.py) | 'reference' | 'dense' |
-                               # 'flex': the route a training call with a bias prefers where both apply (bench.py)
-    block_elems: int = 1 << 22 # bound on one query block's bias / score tensor (bench.py mode=attention)
-    tile: int = 256            # tile size of routes.tiled_attention
-
-
-@dataclass
-class AttnCall:
-    """What one attention call needs besides q, k, v [B, H, T, D]."""
-    layer: int
-    qi: torch.Tensor     # [Tq] token index of each query (masks)
-    qrel: torch.Tensor   # [b, Tq] its position as the relative encodings see it (distances)
-    ki: torch.Tensor     # [Tk] the same for the keys
-    krel: torch.Tensor   # [b, Tk]
-    mask_rules: list = field(default_factory=list)  # (n_starting, local) rules: window, Λ mask, bounded cache
-    qpot: torch.Tensor = None  # [b, H, Tq] the encoding's content-dependent potential (FoX), or None
-    kpot: torch.Tensor = None  # [b, H, Tk]
-    flex: bool = True          # GPTConfig.flex
-    same: bool = False         # the queries are the keys (no cached past), a fact of shapes; with toeplitz also at
-    toeplitz: bool = False     # positions 0..T-1 for the whole batch. routes.route reads these, never tensor values
-
-
-def allowed_keys(qi, ki, mask_rules):
-    """Boolean [tq, tk]: causal, and for each (n_starting, local) rule: key among the first n_starting
-    tokens or within `local` of the query (windowed attention is (0, w); thesis 4.3.3)."""
-    diff = qi[:, None] - ki[None, :]
-    ok = diff >= 0
-    for n_start, local in mask_rules:
-        ok &= (diff < local) | (ki[None, :] < n_start)
-    return ok
-
-
-def distance_table(fn, layer, d, m=None):
-    """pe.bias or pe.weight at the distances d [b, tq, tk] -> [b, H, tq, tk] (None if the encoding has no such
-    part): evaluated once on 0..max(d), then gathered, so no parameter is ever T x T. A bias that depends on the
-    query positions m [b, tq, 1] as well (kind 'query') is evaluated on the block itself."""
-    if m is not None:
-        return fn(layer, d.float(), m).transpose(0, 1)
-    tab = fn(layer, torch.arange(int(d.max()) + 1 if d.numel() else 1, device=d.device, dtype=torch.float32))
-    return None if tab is None else tab[:, d].transpose(0, 1)
-
-
-def keys_seen(qi, mask_rules):
-    """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
-    n = qi.float() + 1
-    for n_start, local in mask_rules:
-        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
-    return n
-
-
-def scores(q, k, pe, call, o, rows, keys):
-    """The attention logits [B, H, tq, tk] of the queries `rows` against the keys `keys` (index tensors into
-    call), -inf where a key may not be attended:
-        q.k * weight(d) / (sqrt(D) tau) + bias(d) / tau,     d = qrel - krel, capped at o.ceiling (LM-Infinite),
-    plus (kpot[n] - qpot[m]) / tau for a content-dependent potential (FoX) and the content term (CoPE).
-    A rotary encoding caps the distance by scoring far pairs with the query rotated to distance `ceiling`.
-    With o.topk (LM-Infinite App. A, in layers >= topk_from_layer), the top-k middle keys (causal, but dropped by
-    the Λ mask) by their score at distance ceiling // 2 are attended with that score."""
-    layer, scale = call.layer, 1.0 / (math.sqrt(q.size(-1)) * o.attn_temperature)
-    qb, kb, qrel, krel = q[:, :, rows], k[:, :, keys], call.qrel[:, rows], call.krel[:, keys]
-    ok = allowed_keys(call.qi[rows], call.ki[keys], call.mask_rules)            # [tq, tk]
-    topk = o.topk > 0 and layer >= o.topk_from_layer
-    tables = 'bias' in pe.kinds or 'weight' in pe.kinds
-    if tables or o.ceiling > 0 or topk:
-        true_d = (qrel[:, :, None] - krel[:, None, :]).clamp(min=0)          # [b, tq, tk]
-        d = true_d.clamp(max=o.ceiling) if o.ceiling > 0 else true_d
-    m = qrel[:, :, None] if 'query' in pe.kinds else None
-
-    def score(raw, dist):  # raw q.k at distance(s) dist -> logits
-        if not tables:
-            return raw * scale
-        w, b = distance_table(pe.weight, layer, dist), distance_table(pe.bias, layer, dist, m)
-        raw = raw * w if w is not None else raw
-        return raw * scale + (b / o.attn_temperature if b is not None else 0.0)
-
-    acc = torch.promote_types(q.dtype, torch.float32)  # logits in float32 at least, float64 kept (the tests')
-    raw = (qb @ kb.transpose(-2, -1)).to(acc)
-    raw_at = lambda dd: raw  # q.k as if the pair were dd apart: the same for a distance-only bias or weight
-    if 'rotary' in pe.kinds and (o.ceiling > 0 or topk):
-        # undo the rotation by position and redo it at distance dd; scale=False: a constant factor on q and k (YaRN's)
-        # was applied once by the forward and is not a rotation, so it is not undone or applied again
-        turn = partial(pe.rotate, scale=False, layer=layer)
-        qraw, kraw = turn(qb, -qrel), turn(kb, -krel, key=True)
-        raw_at = lambda dd: (turn(qraw, torch.full_like(qrel, dd)) @ kraw.transpose(-2, -1)).to(acc)
-        if o.ceiling > 0:
-            raw = torch.where((true_d > o.ceiling)[:, None], raw_at(o.ceiling), raw)
-    att = score(raw, d if tables else None).masked_fill(~ok, float('-inf'))
-    if 'potential' in pe.kinds:
-        att = att + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.attn_temperature
-    if 'content' in pe.kinds:
-        att = att + pe.content(layer, qb, att) * scale  # masked entries stay -inf
-    if topk:
-        middle = (call.qi[rows, None] >= call.ki[None, keys]) & ~ok
-        mid = score(raw_at(o.ceiling // 2), torch.full_like(d, o.ceiling // 2)).masked_fill(~middle, float('-inf'))
-        kth = mid.topk(min(o.topk, mid.size(-1)), dim=-1).values[..., -1:]
-        chosen = middle & (mid >= kth) & (kth > float('-inf'))                # [B, H, tq, tk]
-        att = torch.where(chosen, mid, att)
-    return att
-
-
-def attention_reference(q, k, v, pe, call, o, dropout=0.0):
-    """Attention with every option: one explicit softmax over all Tq x Tk logits. The definition that every fast
-    route (routes.py) is tested against."""
-    k, v = routes.repeat_kv(q, k, v)
-    att = scores(q, k, pe, call, o, torch.arange(q.size(2), device=q.device), torch.arange(k.size(2), device=q.device))
-    att = att.softmax(dim=-1)
-    if o.hook is not None:
-        o.hook(call.layer, att, call.qi, call.ki)
-    return F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v
-
 
 class CausalSelfAttention(nn.Module):
 
@@ -749,37 +629,35 @@ class CausalSelfAttention(nn.Module):
         """last_k > 0: the queries of the last k positions only (GPT.forward's), against every key."""
         relative = cache is not None and cache.relative
         q, k, v = self.project(x, pe, layer, pos, rotate_keys=not relative)
-        rules = [(0, self.window)] if self.window else []
-        call = AttnCall(layer, pos.idx, pos.rel, pos.idx, pos.rel, rules, flex=self.flex)
-        o = self.opts if self.extended else replace(self.opts, local=0, n_starting=0, ceiling=0, topk=0)
-        if o.local > 0:
-            call.mask_rules.append((o.n_starting, o.local))
-        if 'potential' in pe.kinds:
-            past = cache.pot[layer][:, :, -1:] if cache is not None and layer in cache.pot else None
-            call.qpot = call.kpot = pe.potential(layer, x, past)
-        if cache is not None:
-            # a local layer gets back only the cache's last keys, its window's
-            k, v, call.kpot = cache.add(layer, k, v, call.qpot, self.window)
-            call.ki = cache.idx[-k.size(2):]
-            call.krel = cache.rel[:, -k.size(2):]
+        pot = pe.potential(layer, x, cache.last_potential(layer) if cache is not None else None)  # FoX's, or None
+        ki, krel, kpot = pos.idx, pos.rel, pot
+        if cache is not None:  # the cached keys before the new ones; a local layer gets back only its window's
+            k, v, kpot = cache.add(layer, k, v, pot, self.window)
+            ki, krel = cache.idx[-k.size(2):], cache.rel[:, -k.size(2):]
             if relative:
-                k = pe.rotate(k, call.krel, key=True, layer=layer)
-            if cache.cache_window > 0:
-                call.mask_rules.append((cache.n_starting, cache.cache_window))
-        if last_k:
-            q, call.qi, call.qrel = q[:, :, -last_k:], call.qi[-last_k:], call.qrel[:, -last_k:]
-            call.qpot = call.qpot[:, :, -last_k:] if call.qpot is not None else None
-        call.same = q.size(2) == k.size(2)  # keys = cached + new ones: as many as the queries only with no past
-        call.toeplitz = call.same and pos.plain
+                k = pe.rotate(k, krel, key=True, layer=layer)
+        rows = slice(-last_k, None) if last_k else slice(None)
+        q, qpot = q[:, :, rows], (pot[:, :, rows] if pot is not None else None)
+        o = self.opts if self.extended else replace(self.opts, local=0, n_starting=0, ceiling=0, topk=0)
+        same = q.size(2) == k.size(2)  # keys = cached + new ones: as many as the queries only with no past
+        call = AttnCall(layer, pos.idx[rows], pos.rel[:, rows], ki, krel, self.mask_rules(o, cache), qpot, kpot,
+                        allow_flex=self.flex, same=same, plain=same and pos.plain)
         if self.ssmax is not None:  # SSMax: the logits of q.k times s_h log(keys the query sees)
             s = self.ssmax[:, None] * keys_seen(call.qi, call.mask_rules).log()[None, :]  # [H, Tq]
             q = q * s[None, :, :, None].to(q.dtype)
         drop = self.dropout if self.training else 0.0
-        if o.route == 'reference':
-            y = attention_reference(q, k, v, pe, call, o, drop)
-        else:
-            y = routes.attend(q, k, v, pe, call, o, drop)
+        attend = attention_reference if o.route == 'reference' else routes.attend
+        y = attend(q, k, v, pe, call, o, drop)
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).flatten(2)))
+
+    def mask_rules(self, o, cache):
+        """The call's (n_starting, local) rules: the layer's own window, the Λ mask, a bounded cache."""
+        rules = [(0, self.window)] if self.window else []
+        if o.local > 0:
+            rules.append((o.n_starting, o.local))
+        if cache is not None and cache.cache_window > 0:
+            rules.append((cache.n_starting, cache.cache_window))
+        return tuple(rules)
 
 
 class MLP(nn.Module):
@@ -914,8 +792,8 @@ class GPT(nn.Module):
         names = [f.name for f in fields(AttnOptions)]
         if set(kw) - set(names):
             raise ValueError(f"unknown attention option(s) {sorted(set(kw) - set(names))}; allowed: {names}")
-        if kw.get('route', 'auto') not in ('auto', 'reference', 'dense', 'flex'):
-            raise ValueError(f"route={kw['route']!r}; allowed: 'auto', 'reference', 'dense', 'flex'")
+        if kw.get('route', 'auto') not in ROUTE_CHOICES:
+            raise ValueError(f"route={kw['route']!r}; allowed: {', '.join(map(repr, ROUTE_CHOICES))}")
         before = replace(self.attn_opts)
         vars(self.attn_opts).update(kw)
         try:

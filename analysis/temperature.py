@@ -17,7 +17,7 @@ import time
 import numpy as np
 import torch
 
-from lexgpt import routes
+from lexgpt import reference
 from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
 from lexgpt.corpus import check_n, draw_ends, load_split, slices
 from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, runs_bos
@@ -141,7 +141,7 @@ def layer0_last_row_logits(model, idx):
     block, hd = model.transformer.h[0], cfg.head_size
     # QK-norm, scale, rotation as the model's
     q, k, _ = block.attn.project(block.ln_1(model.embed(idx, pos)), pe, 0, pos)
-    k, = routes.repeat_kv(q, k)
+    k, = reference.repeat_kv(q, k)
     att = (q[:, :, -1:] @ k.transpose(-2, -1))[:, :, 0].float()     # [B, H, T]
     d = (pos.rel[:, -1:] - pos.rel).long()                          # [B, T] distance from the last query
     dist = torch.arange(int(d.max()) + 1, dtype=torch.float32)

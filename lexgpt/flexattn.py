@@ -5,11 +5,13 @@ CPU in the tests (eager, and a compiled forward).
 """
 import torch
 
+from lexgpt.reference import capped
+
 _compiled = {}
 
 
 def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, pot=None, ceiling=0, slope=None):
-    """(score_mod, mask_mod) of the logits of model.scores: score = q.k * scale, then * weight[h, d] + bias[h, d]
+    """(score_mod, mask_mod) of the logits of reference.scores: score = q.k * scale, then * weight[h, d] + bias[h, d]
     - slope[h] * d (+ pot[b, h, n] - pot[b, h, m]), d = qrel - krel capped at `ceiling`; a table's last entry stands
     for every distance past it. Visible: causal and the window rules."""
     qb = (lambda b: 0) if qrel.size(0) == 1 else (lambda b: b)
@@ -24,7 +26,7 @@ def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, po
         if bias_tab is not None:
             score = score + bias_tab[h, d.clamp(0, bias_tab.size(1) - 1)]
         if slope is not None:  # ALiBi, eq. 4.3: -slope * (m - n); a key in the future is masked anyway
-            score = score - slope[h] * (d.clamp(0, ceiling) if ceiling > 0 else d)
+            score = score - slope[h] * capped(d, ceiling)
         if pot is not None:
             score = score + pot[pb(b), h, n] - qpot[pb(b), h, m]
         return score
@@ -37,7 +39,7 @@ def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, po
     return score_mod, mask_mod
 
 
-def flex(q, k, v, scale, score_mod, mask_mod, compiled=True):
+def flex_attend(q, k, v, scale, score_mod, mask_mod, compiled=True):
     """FlexAttention of q [B, H, Tq, D] against k, v [B, H, Tk, D] with the given mods. On a GPU compiled once for
     dynamic shapes, so that every length and batch takes the same kernel (one compilation per encoding and window
     rule; extrapolate.py compiled anew for each of its lengths before). Inside a compiled model, that model's graph

@@ -45,6 +45,11 @@ class KVCache:
         self.window[layer] = window
         return k, v, pot
 
+    def last_potential(self, layer):
+        """The last cached key's potential in `layer` (FoX's running sum goes on from it), or None."""
+        pot = self.pot.get(layer)
+        return None if pot is None else pot[:, :, -1:]
+
     def trim(self):
         n = self.idx.numel()
         keep = torch.arange(n, device=self.idx.device)

@@ -1,7 +1,7 @@
 """
-The fast attention routes. Each computes what model.attention_reference defines, to float tolerance
-(tests/test_attention.py, tests/test_routes.py), for the calls it accepts; route() names the first that accepts a call
-and attend() runs it. In the order route() tries them:
+The fast attention routes. Each computes what reference.attention_reference defines, to float tolerance
+(tests/test_attention.py, tests/test_routes.py), for the calls it accepts; choose() names the first that accepts a call
+and attend() runs it. In the order choose() tries them:
 
   causal    no bias, potential, window or option: one fused causal SDPA call (grouped keys: see gqa_fused)
   dense     training over positions 0..T-1 with a distance table (and/or a window): the whole [H, T, T] bias, as
@@ -30,11 +30,11 @@ holds no T x T tensor. It is a rule to measure, not a measurement: `python -m to
 --mode=train --pes=none,kerple_log+flex,kerple_log+dense,t5+flex,t5+dense` times both (results.sh lease), and the
 rule should follow what a lease records there.
 
-Python facts, not tensor values: route() and the training routes read shapes, options and the call's `same` and
-`toeplitz` (set by the model from whether a KV cache holds past keys and whether the positions are 0..T-1), so that
+Python facts, not tensor values: choose() and the training routes read shapes, options and the call's `same` and
+`plain` (set by the model from whether a KV cache holds past keys and whether the positions are 0..T-1), so that
 torch.compile captures a training step as one graph (tests/test_compile.py). Where a call lacks those facts the routes
 read the positions themselves, which breaks a compiled graph there and is left so on purpose: key_range (a window's
-or cache's keys per query block, in blocks and explicit), model.distance_table (the distances a block spans) and
+or cache's keys per query block, in blocks and explicit), reference.distance_table (the distances a block spans) and
 flex_route's table length under a KV cache or BiPE's segments. Those are evaluation and decoding paths, run eagerly
 (flex compiled on its own, for dynamic shapes), where the data decide how much work there is.
 
@@ -53,14 +53,13 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-import model  # the reference: its mask, distance tables and scores (model.py imports this module back)
-from lexgpt.flexattn import flex, flex_mods
-
-NEG = float('-inf')
+from lexgpt import reference  # its scores are read as reference.scores, so that a test can count the calls
+from lexgpt.flexattn import flex_attend, flex_mods
+from lexgpt.reference import NEG, allowed_keys, capped, logit_scale, potential_term, repeat_kv
 
 
 # --------------------------------------------------------------------------------------------
-# Which keys a block of queries needs (the mask itself is the reference's: model.allowed_keys)
+# Which keys a block of queries needs (the mask itself is the reference's: allowed_keys)
 # --------------------------------------------------------------------------------------------
 
 def key_range(qi, ki, mask_rules):
@@ -106,9 +105,9 @@ def potentials(pe, call, o):
 # The dispatcher and the routes
 # --------------------------------------------------------------------------------------------
 
-def route(q, pe, call, o, dropout=0.0):
+def choose(q, pe, call, o, dropout=0.0):
     """The name of the first route (see the module's docstring) that computes this attention call. It reads the
-    shapes, the options and the call's Python facts (same, toeplitz), never a tensor's values, so that torch.compile
+    shapes, the options and the call's Python facts (same, plain), never a tensor's values, so that torch.compile
     captures a training step whole (tests/test_compile.py)."""
     kinds = set(pe.kinds)
     explicit = o.hook is not None or o.topk > 0 or bool(kinds & {'content', 'weight'})
@@ -120,9 +119,9 @@ def route(q, pe, call, o, dropout=0.0):
     if simple and call.same and not call.mask_rules and not pot:
         return 'causal'
     # FlexAttention's kernel needs a head dimension of 16 or more (torch 2.11 refuses 8 when it compiles)
-    flex_ok = (q.is_cuda and call.flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
+    flex_ok = (q.is_cuda and call.allow_flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
                and dropout == 0 and not kinds & {'content', 'query'})
-    dense_ok = (training and call.toeplitz and not (explicit or rotary_far or pot) and 'query' not in kinds
+    dense_ok = (training and call.plain and not (explicit or rotary_far or pot) and 'query' not in kinds
                 and q.size(1) * q.size(2) ** 2 <= o.block_elems)
     # the rule between the two (module docstring): dense where a parameter of the bias learns, flex elsewhere
     learns = torch.is_grad_enabled() and any(p.requires_grad for p in pe.parameters())
@@ -135,16 +134,16 @@ def route(q, pe, call, o, dropout=0.0):
     band, _ = tiled_windows(call.mask_rules)
     if (call.same and dropout == 0 and not torch.is_grad_enabled() and band is not None and available(q.device)
             and o.hook is None and o.topk == 0 and not kinds & {'content', 'query'}
-            and (call.toeplitz or not (table or 'weight' in kinds))
+            and (call.plain or not (table or 'weight' in kinds))
             and (not rotary_far or 0 < band <= o.ceiling + 1)):
         return 'tiled'
     return 'explicit' if explicit or (rotary_far and training) else 'blocks'
 
 
 def attend(q, k, v, pe, call, o, dropout):
-    """model.attention_reference, by the first route that applies. The routes that need the scores themselves
-    (explicit, a stream's far keys, the Λ mask's starting tokens) take them from the reference, model.scores."""
-    name = route(q, pe, call, o, dropout)
+    """reference.attention_reference, by the first route that applies. The routes that need the scores themselves
+    (explicit, a stream's far keys, the Λ mask's starting tokens) take them from the reference, reference.scores."""
+    name = choose(q, pe, call, o, dropout)
     if name != 'causal' or not gqa_fused(q):
         k, v = repeat_kv(q, k, v)
     return ROUTES[name](q, k, v, pe, call, o, dropout)
@@ -157,19 +156,8 @@ def gqa_fused(q):
     return q.device.type == 'cpu' or q.dtype in (torch.float16, torch.bfloat16)
 
 
-def repeat_kv(q, *kv):
-    """Grouped-query attention (n_kv key/value heads for H query heads): query head h reads key/value head
-    h // (H / n_kv); the keys and values copied out to H heads for the code that indexes heads one to one."""
-    g = q.size(1) // kv[0].size(1)
-    return kv if g == 1 else tuple(t.repeat_interleave(g, dim=1) for t in kv)
-
-
-def scale_of(q, o):
-    return 1.0 / (math.sqrt(q.size(-1)) * o.attn_temperature)
-
-
 def causal(q, k, v, pe, call, o, dropout):
-    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=scale_of(q, o),
+    return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=True, scale=logit_scale(q, o),
                                           enable_gqa=k.size(1) != q.size(1))
 
 
@@ -179,13 +167,13 @@ def flex_route(q, k, v, pe, call, o, dropout):
     # with a KV cache, BiPE's segments: data-dependent, outside any compiled graph there)
     slope = pe.slope(call.layer) / o.attn_temperature if 'linear' in pe.kinds else None
     tables = ('bias' in pe.kinds and slope is None) or 'weight' in pe.kinds
-    n = k.size(2) if call.toeplitz or not tables else int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
-    dist = torch.arange(min(n, o.ceiling + 1) if o.ceiling > 0 else n, device=q.device, dtype=torch.float32)
+    n = k.size(2) if call.plain or not tables else int((call.qrel.max() - call.krel.min()).clamp(min=0)) + 1
+    dist = capped(torch.arange(n, device=q.device, dtype=torch.float32), o.ceiling)
     btab = pe.bias(call.layer, dist) / o.attn_temperature if 'bias' in pe.kinds and slope is None else None
     fox = call.kpot / o.attn_temperature if 'potential' in pe.kinds else None
     mods = flex_mods(call.qi, call.qrel, call.ki, call.krel, call.mask_rules, btab, pe.weight(call.layer, dist), fox,
                      o.ceiling, slope)
-    return flex(q, k, v, scale_of(q, o), *mods)
+    return flex_attend(q, k, v, logit_scale(q, o), *mods)
 
 
 def toeplitz(tab, T):
@@ -200,18 +188,19 @@ def dense(q, k, v, pe, call, o, dropout):
     # authors' code builds it, SDPA's additive mask; its gradient reaches the [H, T] table through toeplitz()
     T = q.size(2)
     dist = torch.arange(T, device=q.device, dtype=torch.float32)
-    ok = model.allowed_keys(call.qi, call.ki, call.mask_rules)
+    ok = allowed_keys(call.qi, call.ki, call.mask_rules)
     if 'bias' in pe.kinds:
-        tab = pe.bias(call.layer, dist.clamp(max=o.ceiling) if o.ceiling > 0 else dist) / o.attn_temperature
+        tab = pe.bias(call.layer, capped(dist, o.ceiling)) / o.attn_temperature
         mask = toeplitz(tab, T).masked_fill(~ok, NEG)
     else:  # a window alone
         mask = torch.zeros(ok.shape, device=q.device).masked_fill(~ok, NEG)
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout, scale=scale_of(q, o))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask.to(q.dtype), dropout_p=dropout,
+                                          scale=logit_scale(q, o))
 
 
 def folded(q, k, v, pe, call, o, dropout):
     # pot[n] - pot[m] with pot[m] dropped (softmax ignores it): one extra dimension, q's entry 1/scale
-    scale, pot = scale_of(q, o), potentials(pe, call, o)[0]
+    scale, pot = logit_scale(q, o), potentials(pe, call, o)[0]
     qx = torch.cat([q, q.new_full(q.shape[:-1] + (1,), 1.0 / scale)], -1)
     kpot = ((pot - pot[:, :, -1:]) / o.attn_temperature).expand(q.size(0), -1, -1)
     kx = torch.cat([k, kpot[..., None].to(k.dtype)], -1)
@@ -220,17 +209,16 @@ def folded(q, k, v, pe, call, o, dropout):
 
 
 def tiled(q, k, v, pe, call, o, dropout):
-    layer, (Tq, Tk) = call.layer, (q.size(2), k.size(2))
-    pot = potentials(pe, call, o)[0]
+    layer, tau, (Tq, Tk) = call.layer, o.attn_temperature, (q.size(2), k.size(2))
+    kpot = potentials(pe, call, o)[0]
     band, sinks = tiled_windows(call.mask_rules)
-    cap = (lambda dist: dist.clamp(max=o.ceiling)) if o.ceiling > 0 else (lambda dist: dist)
-    bias = (lambda dist: pe.bias(layer, cap(dist)) / o.attn_temperature) if 'bias' in pe.kinds and pot is None else None
-    weight = (lambda dist: pe.weight(layer, cap(dist))) if 'weight' in pe.kinds else None
-    y, lse = tiled_attention(q, k, v, scale_of(q, o), bias, weight, None if pot is None else pot / o.attn_temperature,
-                             band, o.tile)
+    bias = (lambda dist: pe.bias(layer, capped(dist, o.ceiling)) / tau) if 'bias' in pe.kinds and kpot is None else None
+    weight = (lambda dist: pe.weight(layer, capped(dist, o.ceiling))) if 'weight' in pe.kinds else None
+    kpot = None if kpot is None else kpot / tau
+    y, lse = tiled_attention(q, k, v, logit_scale(q, o), bias, weight, kpot, band, o.tile)
     if sinks:  # the Λ mask's first tokens, for the queries that see them beyond the band
         keys = torch.arange(min(sinks, Tk), device=q.device)
-        att = model.scores(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
+        att = reference.scores(q, k, pe, call, o, torch.arange(Tq, device=q.device), keys)
         att = att.masked_fill((call.qi[:, None] - call.ki[None, keys]) < band, NEG)
         y = merge_logits(y, lse, att, v[:, :, keys])
     return y.to(v.dtype)
@@ -256,7 +244,7 @@ def query_blocks(q, k, call, o):
 
 def explicit(q, k, v, pe, call, o, dropout):
     def one(rows, keys, q, k, v):
-        att = model.scores(q, k, pe, call, o, rows, keys).softmax(dim=-1)
+        att = reference.scores(q, k, pe, call, o, rows, keys).softmax(dim=-1)
         if o.hook is not None:
             o.hook(call.layer, att, call.qi[rows], call.ki[keys])
         return F.dropout(att, dropout, dropout > 0).to(v.dtype) @ v[:, :, keys]
@@ -273,15 +261,15 @@ def blocks(q, k, v, pe, call, o, dropout):
     out = []
     for rows, keys in query_blocks(q, k, call, o):
         d = (call.qrel[:, rows, None] - call.krel[:, None, keys]).clamp(min=0)
-        bias = model.distance_table(pe.bias, call.layer, d.clamp(max=o.ceiling) if o.ceiling > 0 else d,
-                              call.qrel[:, rows, None] if 'query' in pe.kinds else None)
+        bias = reference.distance_table(pe, 'bias', call.layer, capped(d, o.ceiling),
+                                        call.qrel[:, rows, None] if 'query' in pe.kinds else None)
         mask = bias / o.attn_temperature if bias is not None else torch.zeros(d.shape, device=q.device)[:, None]
         if 'potential' in pe.kinds:
-            mask = mask + (call.kpot[:, :, None, keys] - call.qpot[:, :, rows, None]).float() / o.attn_temperature
-        ok = model.allowed_keys(call.qi[rows], call.ki[keys], call.mask_rules)
+            mask = mask + potential_term(call, rows, keys, o)
+        ok = allowed_keys(call.qi[rows], call.ki[keys], call.mask_rules)
         far = ok & (d > o.ceiling) if o.ceiling > 0 and 'rotary' in pe.kinds else None  # [b, tq, tk]
         mask = mask.masked_fill(~ok if far is None else ~ok | far[:, None], NEG).to(q.dtype)
-        qb, kb, vb, scale = q[:, :, rows], k[:, :, keys], v[:, :, keys], scale_of(q, o)
+        qb, kb, vb, scale = q[:, :, rows], k[:, :, keys], v[:, :, keys], logit_scale(q, o)
         c = [] if far is None else far.any(1).any(0).nonzero()[:, 0]  # keys some query sees past a rotary ceiling
         if not len(c):
             out.append(F.scaled_dot_product_attention(qb, kb, vb, attn_mask=mask, dropout_p=dropout, scale=scale))
@@ -289,7 +277,7 @@ def blocks(q, k, v, pe, call, o, dropout):
         # (a stream's starting tokens): q.k with the query turned to the ceiling, by the reference's logits, merged in
         y, lse = sdpa_lse(qb, kb, vb, mask, scale, False)
         cols = torch.arange(k.size(2), device=q.device)[keys][c]
-        att = model.scores(q, k, pe, call, o, rows, cols).masked_fill(~far[:, None, :, c], NEG)
+        att = reference.scores(q, k, pe, call, o, rows, cols).masked_fill(~far[:, None, :, c], NEG)
         y = merge_logits(y, lse, att, v[:, :, cols])
         out.append(y.to(v.dtype))
     return torch.cat(out, dim=2)
@@ -317,21 +305,21 @@ def recording():
 
 
 # --------------------------------------------------------------------------------------------
-# Kernels
+# Building blocks: partial softmaxes merged by their log-sum-exp, SDPA that returns it, tiled attention
 # --------------------------------------------------------------------------------------------
 
-def merge(out, lse, o, l):
+def merge_parts(out, lse, part, l):
     """Combine two softmax-normalised partial attentions over disjoint key sets, given their log-sum-exps: the
     new part gets weight e^l / (e^lse + e^l) = sigmoid(l - lse). A part whose row sees no key has l = -inf."""
     w = torch.sigmoid(l - lse).nan_to_num().to(out.dtype)  # -inf - -inf: neither part sees a key; keep out
     # under autocast a part's matmul comes back in bfloat16 while out stays float32; lerp wants one dtype
-    return torch.lerp(out, o.nan_to_num().to(out.dtype), w[..., None]), torch.logaddexp(lse, l)
+    return torch.lerp(out, part.nan_to_num().to(out.dtype), w[..., None]), torch.logaddexp(lse, l)
 
 
 def merge_logits(out, lse, att, v):
     """A softmax part (out, lse) with the logits att [..., Tq, n] of n more keys, values v, merged in: the attention
-    over both key sets. A row of att that is all -inf adds nothing (merge)."""
-    return merge(out.float(), lse, att.softmax(-1).to(v.dtype).float() @ v.float(), att.logsumexp(-1))[0]
+    over both key sets. A row of att that is all -inf adds nothing (merge_parts)."""
+    return merge_parts(out.float(), lse, att.softmax(-1).to(v.dtype).float() @ v.float(), att.logsumexp(-1))[0]
 
 
 def sdpa_lse(q, k, v, mask, scale, causal, explicit=False):
@@ -371,8 +359,8 @@ def weighted_tiles(qq, kk, vv, D, wmat, pot, mask, future):
     # (e^0 = 1) such weights vanish in rounding anyway
     p = att.sub_(top).clamp_(min=-80.0).exp_()
     total = p.sum(-1, keepdim=True)
-    o = ((p.to(vv.dtype) @ vv) / total).masked_fill_(dead, 0.0)
-    return o, (top + total.log()).masked_fill_(dead, NEG).squeeze(-1)
+    y = ((p.to(vv.dtype) @ vv) / total).masked_fill_(dead, 0.0)
+    return y, (top + total.log()).masked_fill_(dead, NEG).squeeze(-1)
 
 
 def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, block=256, max_tiles=64):
@@ -394,12 +382,12 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
     if pad:
         q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
         pot = F.pad(pot, (0, pad)) if pot is not None else None
-    Bo = max(B, pot.size(0)) if pot is not None else B
+    Bt = max(B, pot.size(0)) if pot is not None else B  # the tiles' batch: a potential's may be larger than q's
     x1 = 1 if pot is not None else 0  # the potential's extra dimension
 
-    def tiles(x, fill=0.0):  # -> contiguous [Bo, nb, H, bq, D + x1], so a run of tiles is a plain view
+    def tiles(x, fill=0.0):  # -> contiguous [Bt, nb, H, bq, D + x1], so a run of tiles is a plain view
         t = x.reshape(x.size(0), H, nb, bq, D).transpose(1, 2)
-        buf = t.new_full((Bo, nb, H, bq, D + x1), fill)
+        buf = t.new_full((Bt, nb, H, bq, D + x1), fill)
         buf[..., :D] = t
         return buf
     qt, kt, vt = tiles(q, 1.0 / scale), tiles(k), tiles(v)
@@ -410,8 +398,8 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
         pt = pot.reshape(pot.size(0), H, nb, bq).transpose(1, 2)                  # [B, nb, H, bq]
         p0 = pt[..., :1]
     r = torch.arange(bq, device=q.device)
-    out = torch.empty(Bo, nb, H, bq, D + x1, device=q.device, dtype=torch.float32)
-    lse = torch.empty(Bo, nb, H, bq, device=q.device, dtype=torch.float32)
+    out = torch.empty(Bt, nb, H, bq, D + x1, device=q.device, dtype=torch.float32)
+    lse = torch.empty(Bt, nb, H, bq, device=q.device, dtype=torch.float32)
     for j in range(span):
         d = j * bq + r[:, None] - r[None, :]                                       # [bq, bq] distance in every tile
         mask = btab[:, d.clamp(0, btab.size(1) - 1)] if btab is not None else None
@@ -424,20 +412,20 @@ def tiled_attention(q, k, v, scale, bias=None, weight=None, pot=None, window=0, 
             e = min(nb - j, s + max_tiles)
             qq, kk, vv = (x.reshape(-1, H, bq, D + x1) for x in (qt[:, j + s:j + e], kt[:, s:e], vt[:, s:e]))
             if wtab is None:
-                o, l = sdpa_lse(qq, kk, vv, None if mask is None else mask[None].to(qq.dtype), scale,
+                y, l = sdpa_lse(qq, kk, vv, None if mask is None else mask[None].to(qq.dtype), scale,
                                 causal=j == 0 and mask is None)
                 if mask is not None:  # the kernel reports lse 0 for a row with no visible key; it is -inf
                     l = l.masked_fill((mask == NEG).all(-1), NEG)
             else:
-                o, l = weighted_tiles(qq, kk, vv, D, wmat, pot is not None, mask, d < 0 if j == 0 else None)
-            o, l = o.float().view(Bo, e - s, H, bq, D + x1), l.float().view(Bo, e - s, H, bq)
+                y, l = weighted_tiles(qq, kk, vv, D, wmat, pot is not None, mask, d < 0 if j == 0 else None)
+            y, l = y.float().view(Bt, e - s, H, bq, D + x1), l.float().view(Bt, e - s, H, bq)
             if j == 0:
-                out[:, s:e], lse[:, s:e] = o, l
+                out[:, s:e], lse[:, s:e] = y, l
             else:  # merge into the tiles of queries j+s .. j+e-1, in place
                 w = torch.sigmoid(l - lse[:, j + s:j + e])
-                out[:, j + s:j + e].lerp_(o, w[..., None])
+                out[:, j + s:j + e].lerp_(y, w[..., None])
                 lse[:, j + s:j + e] = torch.logaddexp(lse[:, j + s:j + e], l)
     if pot is not None:
         lse = lse - (pt - p0)
-    out = out[..., :D].transpose(1, 2).reshape(Bo, H, nb * bq, D)[:, :, :T]
-    return out.to(v.dtype), lse.transpose(1, 2).reshape(Bo, H, nb * bq)[:, :, :T]
+    out = out[..., :D].transpose(1, 2).reshape(Bt, H, nb * bq, D)[:, :, :T]
+    return out.to(v.dtype), lse.transpose(1, 2).reshape(Bt, H, nb * bq)[:, :, :T]

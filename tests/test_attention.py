@@ -1,4 +1,4 @@
-"""Every fast attention path equals the reference (model.attention_reference), for every encoding, with windows,
+"""Every fast attention path equals the reference (reference.attention_reference), for every encoding, with windows,
 LM-Infinite's Λ mask and distance ceiling, a temperature, and with gradients: in models whose attention moves the
 logits, and route by route on unit-scale q, k, v; the tiles of routes.py and both branches of sdpa_lse against a
 direct computation; on a CUDA GPU, training through FlexAttention and bf16 autocast."""
@@ -113,12 +113,12 @@ def test_merge_of_two_key_sets_equals_attention_over_both():
     s[0, 1, :4] = float('-inf')  # a row that sees nothing in the first set
     parts = [(s[..., sl].softmax(-1).nan_to_num() @ v[:, sl], s[..., sl].logsumexp(-1))
              for sl in (slice(0, 4), slice(4, 9))]
-    out, lse = routes.merge(*parts[0], *parts[1])
+    out, lse = routes.merge_parts(*parts[0], *parts[1])
     assert torch.allclose(out, s.softmax(-1) @ v, atol=1e-6) and torch.allclose(lse, s.logsumexp(-1), atol=1e-6)
 
 
 def flex_logits(model, idx, compiled=False, **opts):
-    """The model's logits with every attention layer through routes.flex, as on a GPU."""
+    """The model's logits with every attention layer through routes.flex_attend, as on a GPU."""
     real = routes.attend
 
     def through_flex(*args):
@@ -129,13 +129,13 @@ def flex_logits(model, idx, compiled=False, **opts):
         finally:
             torch.Tensor.is_cuda = is_cuda
     routes.attend = through_flex
-    real_flex = routes.flex
-    routes.flex = lambda *a: real_flex(*a, compiled=compiled)
+    real_flex = routes.flex_attend
+    routes.flex_attend = lambda *a: real_flex(*a, compiled=compiled)
     try:
         return logits(model, idx, **opts)
     finally:
         routes.attend = real
-        routes.flex = real_flex
+        routes.flex_attend = real_flex
 
 
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
@@ -146,7 +146,7 @@ def test_flex_score_and_mask_mods_equal_reference(pe, setup, monkeypatch):
     why = no_flex_path(pe, SETUPS[setup])
     if why:
         pytest.skip(why)
-    model = tiny(pe, n_embd=64)  # head dimension 16: the least a GPU's FlexAttention takes (routes.route)
+    model = tiny(pe, n_embd=64)  # head dimension 16: the least a GPU's FlexAttention takes (routes.choose)
     idx = torch.randint(3, 64, (2, 48))
     idx[:, ::7] = 1
     made, real_mods = [], routes.flex_mods
@@ -159,7 +159,7 @@ def test_flex_score_and_mask_mods_equal_reference(pe, setup, monkeypatch):
 
 
 def no_flex_path(pe, opts):
-    """Why routes.route never sends a call with these options to flex on a GPU, or ''."""
+    """Why routes.choose never sends a call with these options to flex on a GPU, or ''."""
     if pe in ('cope', 'fire'):
         return f"pe={pe!r} has no flex path: its logits depend on the content (CoPE) or the query position (FIRE)"
     if pe in ('none', 'learned', 'sinusoidal', 'rope', 'xpos', 'bipe_rope') and not opts.get('local'):
@@ -181,7 +181,7 @@ def test_compiled_flex_forward_on_cpu_equals_reference():
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
 
 
-# The route each encoding takes (routes.route), by hand from the rules in fastattn's docstring, for: inference over
+# The route each encoding takes (routes.choose), by hand from the rules in routes.py's docstring, for: inference over
 # 0..T-1, training, a window, the Λ mask, LM-Infinite (Λ mask + ceiling), an analysis hook, one decoding step with a
 # KV cache. BiPE's segment positions are not Toeplitz, so BiPE-ALiBi's table cannot be tiled under a ceiling.
 ROUTE_TABLE = {

@@ -55,7 +55,7 @@ def test_modes_run_on_a_tiny_model(mode, extra, capsys, tmp_path):
         names = ('none', 'alibi', 'kerple_log', 'alibi+lm_infinite', 'kerple_log+lm_infinite')
         assert set(out) == {(name, T) for name in names for T in (32, 64)}
         assert out['none', 32]['ratio'] == 1.0
-        # the table names the route each forward took (routes.route)
+        # the table names the route each forward took (routes.choose)
         for row in ('| none | causal |', '| alibi | tiled |', '| kerple_log+lm_infinite | tiled |'):
             assert row in printed
         taken = {(r['name'], r['T'], r['route']) for r in saved['results'] if r['name'] == 'alibi'}

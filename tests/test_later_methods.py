@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import helpers
-from model import allowed_keys, keys_seen
+from lexgpt.reference import allowed_keys, keys_seen
 from model import GPT, GPTConfig
 
 
@@ -224,7 +224,7 @@ def test_fire_bias_in_the_attention_logits_is_the_formula():
     + b2 (Li et al. 2023, eq. 10 and the paper's code), by hand in float64 from the module's parameters, against
     the reference attention logits of zero q and k, whose only term is the bias. L = 5.5 lies among the 12 query
     positions, so both sides of max(L, m) are exercised."""
-    from model import AttnCall, AttnOptions, scores as attn_logits
+    from lexgpt.reference import AttnCall, AttnOptions, scores as attn_logits
     model = tiny('fire', n_head=4, n_embd=32)
     pe = model.pe
     with torch.no_grad():

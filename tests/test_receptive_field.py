@@ -7,7 +7,7 @@ import pytest
 
 from lexgpt import evaluation
 from lexgpt import corpus
-import model as model_module
+from lexgpt import reference
 from analysis import receptive_field as rf
 from helpers import make_split, save_ckpt, save_split, stop_at_call, tiny
 
@@ -57,8 +57,8 @@ def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blo
     logits are computed twice, and the gradient equals the reference's (route='reference')."""
     model, split, L = tiny('rope'), make_split(), 32
     ends, _ = corpus.draw_ends(split, L, 3, seed=7)
-    calls, real = [], model_module.scores
-    monkeypatch.setattr(model_module, 'scores', lambda *a: calls.append(1) or real(*a))
+    calls, real = [], reference.scores
+    monkeypatch.setattr(reference, 'scores', lambda *a: calls.append(1) or real(*a))
     runs = {}
     for impl, block_elems in [('reference', 1 << 22), ('auto', 1 << 22), ('auto', 64)]:
         calls.clear()

@@ -1,4 +1,4 @@
-"""Every route of routes.py against the reference (model.attention_reference) on unit-scale q, k, v, for every
+"""Every route of routes.py against the reference (reference.attention_reference) on unit-scale q, k, v, for every
 encoding and attention setting, with grouped keys and values, and FlexAttention's decoding path."""
 from dataclasses import replace
 from types import SimpleNamespace
@@ -8,7 +8,8 @@ import torch
 
 from lexgpt import routes
 import helpers
-from model import KVCache, POSITIONAL_ENCODINGS, allowed_keys, attention_reference
+from lexgpt.reference import allowed_keys, attention_reference
+from model import KVCache, POSITIONAL_ENCODINGS
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 tiny = helpers.sharp
@@ -91,7 +92,7 @@ def direct_pair(pe_name, setup):
             g = torch.autograd.grad((y * w).sum(), [q, k, v] + list(pe.parameters()), allow_unused=True,
                                     materialize_grads=True, retain_graph=True) if grad else []
             outs.append([y.detach()] + list(g))
-        taken = routes.route(q, pe, call, o)
+        taken = routes.choose(q, pe, call, o)
     return names, outs, taken
 
 
@@ -114,7 +115,7 @@ def test_a_rotary_stream_scores_its_far_keys_in_the_blocks_route():
     d = call.qrel[:, :, None] - call.krel[:, None, :]
     far = allowed_keys(call.qi, call.ki, call.mask_rules) & (d > o.ceiling)
     with torch.no_grad():
-        assert routes.route(torch.zeros(shape), pe, call, o) == 'blocks' and not grad
+        assert routes.choose(torch.zeros(shape), pe, call, o) == 'blocks' and not grad
     assert far.any() and far.any(1).any(0).sum() == 2, far.any(1).any(0)  # the 2 starting tokens, nothing else
 
 
@@ -131,7 +132,7 @@ def test_grouped_keys_and_values_in_every_route(setup):
     with torch.set_grad_enabled(grad):
         got = routes.attend(q, kg, vg, pe, call, o, 0.0)
         want = attention_reference(q, kg[:, own], vg[:, own], pe, call, o)
-    assert want.abs().max() > 0.5 and (got - want).abs().max() <= 1e-5, (routes.route(q, pe, call, o), setup)
+    assert want.abs().max() > 0.5 and (got - want).abs().max() <= 1e-5, (routes.choose(q, pe, call, o), setup)
 
 
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
@@ -143,14 +144,14 @@ def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monke
     model = tiny(pe, n_embd=64)  # head dimension 16, as a GPU's flex needs
     pe_, call, o, shape, Tk, _ = captured_call(model, 'bounded', T=40)
     q, k, v = unit_qkv(shape, Tk)
-    real_flex = routes.flex
-    monkeypatch.setattr(routes, 'flex', lambda *a: real_flex(*a, compiled=False))
+    real_flex = routes.flex_attend
+    monkeypatch.setattr(routes, 'flex_attend', lambda *a: real_flex(*a, compiled=False))
     with torch.no_grad():
         got = routes.flex_route(q, k, v, pe_, call, o, 0.0)
         want = attention_reference(q, k, v, pe_, call, o)
     assert want.abs().max() > 0.5 and torch.allclose(got, want, atol=1e-5, rtol=1e-5), (got - want).abs().max()
     monkeypatch.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))  # and a GPU's dispatcher takes it
-    assert routes.route(q, pe_, call, o) == 'flex'
+    assert routes.choose(q, pe_, call, o) == 'flex'
 
 
 def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
@@ -161,7 +162,7 @@ def test_a_gpu_sends_head_dimensions_under_16_past_flex(monkeypatch):
         pe_, call, o, shape, _, _ = captured_call(tiny('alibi', n_embd=n_embd), 'bounded', T=40)
         with monkeypatch.context() as m:
             m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
-            taken[n_embd] = routes.route(torch.randn(shape), pe_, call, o)
+            taken[n_embd] = routes.choose(torch.randn(shape), pe_, call, o)
     assert taken[64] == 'flex' and taken[32] not in ('flex', 'causal'), taken
 
 
@@ -176,7 +177,7 @@ def test_dense_route_equals_the_reference_in_float64_gradients_included(pe, setu
     q, k, v = unit_qkv(shape, Tk, grad, torch.float64)
     w = torch.randn(q.shape, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
     params = list(pe_.parameters())
-    assert grad and routes.route(q, pe_, call, o) == 'dense'
+    assert grad and routes.choose(q, pe_, call, o) == 'dense'
     got, want = ([y.detach()] + list(torch.autograd.grad((y * w).sum(), [q, k, v] + params))
                  for y in (routes.attend(q, k, v, pe_, call, o, 0.0), attention_reference(q, k, v, pe_, call, o)))
     assert len(got) == 4 + len(params) and want[0].abs().max() > 0.5
@@ -203,7 +204,7 @@ def test_alibi_flex_score_mod_is_its_closed_form(monkeypatch):
     o = replace(o, attn_temperature=0.5)
     got, real_mods = [], routes.flex_mods
     monkeypatch.setattr(routes, 'flex_mods', lambda *a: got.append(a) or real_mods(*a))
-    monkeypatch.setattr(routes, 'flex', lambda q, k, v, scale, score_mod, mask_mod: score_mod)
+    monkeypatch.setattr(routes, 'flex_attend', lambda q, k, v, scale, score_mod, mask_mod: score_mod)
     score_mod = routes.flex_route(*unit_qkv(shape, Tk), pe_, call, o, 0.0)
     bias_tab, weight_tab = got[0][5:7]
     assert bias_tab is None and weight_tab is None
@@ -223,9 +224,9 @@ def test_a_gpu_trains_learned_tables_dense_and_the_rest_through_flex(monkeypatch
         with monkeypatch.context() as m:
             m.setattr(torch.Tensor, 'is_cuda', property(lambda self: True))
             for prefer in ('auto', 'flex', 'dense'):
-                taken[pe, prefer] = routes.route(torch.randn(shape), pe_, call, replace(o, route=prefer))
+                taken[pe, prefer] = routes.choose(torch.randn(shape), pe_, call, replace(o, route=prefer))
             with torch.no_grad():
-                taken[pe, 'no_grad'] = routes.route(torch.randn(shape), pe_, call, o)
+                taken[pe, 'no_grad'] = routes.choose(torch.randn(shape), pe_, call, o)
     want = {('kerple_log', 'auto'): 'dense', ('t5', 'auto'): 'dense', ('sandwich', 'auto'): 'flex',
             ('sandwich', 'dense'): 'dense', ('alibi', 'dense'): 'flex'}  # ALiBi's potential has no dense route
     for (pe, prefer), name in taken.items():

@@ -39,8 +39,8 @@ from lexgpt.streaming import stream_steps, stream_losses, stream_refusal
 from lexgpt.config import ConfigError, run
 from lexgpt import routes
 from lexgpt import pretrained
-from model import (GPT, AttnCall, AttnOptions, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, attention_reference,
-                   make_model, n_levels)
+from lexgpt.reference import AttnCall, AttnOptions, attention_reference
+from model import GPT, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, make_model, n_levels
 
 DEFAULTS = dict(
     mode='train',               # train | eval | attention | regular | pretrained | stream
@@ -145,7 +145,7 @@ def bench_train(cfg, device):
     B, T, n_micro = cfg['batch_size'], cfg['block_size'], cfg['gradient_accumulation_steps']
     models, prefer = {}, {}
     for name in encodings(cfg, one_variant=True):
-        # kerple_log+flex: its training calls prefer flex (routes.route); none+eager: not compiled in a compiled run
+        # kerple_log+flex: its training calls prefer flex (routes.choose); none+eager: not compiled in a compiled run
         pe, _, prefer[name] = name.partition('+')
         if prefer[name] not in ('', 'flex', 'dense', 'eager'):
             raise ConfigError(f"pes: {name!r} names no route; train takes <pe>, <pe>+flex, <pe>+dense or <pe>+eager")
@@ -296,8 +296,8 @@ def attention_impl(impl, q, k, v, pe, compiled=None):
     if impl in ('flex_eager', 'flex_compiled', 'flex_grad'):
         tab = pe.bias(0, i.float())
         mods = routes.flex_mods(i, i[None], i, i[None], [], tab if impl == 'flex_grad' else tab.detach())
-        return routes.flex(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl != 'flex_eager')
-    call, o = AttnCall(0, i, i[None], i, i[None], same=True, toeplitz=True), AttnOptions()
+        return routes.flex_attend(q, k, v, 1 / math.sqrt(D), *mods, compiled=impl != 'flex_eager')
+    call, o = AttnCall(0, i, i[None], i, i[None], same=True, plain=True), AttnOptions()
     if impl == 'dense':
         return routes.dense(q, k, v, pe, call, o, 0.0)
     return attention_reference(q, k, v, pe, call, o) if impl == 'plain' else routes.attend(q, k, v, pe, call, o, 0.0)
