@@ -32,8 +32,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lexgpt.common import (command_line, forward_backward, md_table, Meter, optimizer_step, pick_device, precision,
-                           rss_mb)
+from lexgpt.common import (command_line, environment, forward_backward, md_table, Meter, optimizer_step, pick_device,
+                           precision, rss_mb)
 from lexgpt.corpus import data_folder, load_meta
 from lexgpt.streaming import stream_steps, stream_losses, stream_refusal
 from lexgpt.config import ConfigError, run
@@ -467,7 +467,7 @@ def write_json(path, cfg, device, out):
         out = [dict(name=k[0], T=k[1], **v) for k, v in out.items()]
     data = dict(command=command_line(), mode=cfg['mode'],
                 device=device, gpu=torch.cuda.get_device_name(device) if device.startswith('cuda') else None,
-                torch=torch.__version__, python=platform.python_version(), settings=cfg, results=out)
+                python=platform.python_version(), **environment(), settings=cfg, results=out)
     os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
     with open(path + '.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves no half file
         json.dump(data, f, indent=1, default=str)
