@@ -684,3 +684,165 @@ FT, UN = "('rope-pift', 'rope-ntkft', 'rope-yarnft')", "('rope+pi4', 'rope+ntk4'
 q('all of them fail: {:.1f}-{:.1f} fine-tuned, {:.1f}-{:.1f} without, against {:.1f} for plain RoPE.',
   f"min(ppl(g, 16) for g in {FT})", f"max(ppl(g, 16) for g in {FT})", f"min(ppl(g, 16) for g in {UN})",
   f"max(ppl(g, 16) for g in {UN})", "ppl('rope', 16)")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/pretrained/README.md (SmolLM2-135M)
+
+PRE = 'results/pretrained/README.md'
+q = at(PRE, 'results/pretrained/smollm2_ppl_all.json')
+SET1 = "d['setup']['smollm2']"
+q('one position drawn uniformly among those with {:,} tokens of context in the same test document, and the {} tokens '
+  'up to it scored at every length (each after L_ex-{}..L_ex tokens)', SET1 + "['context']", "d['settings']['last_k']",
+  "d['settings']['last_k'] - 1")
+ONE_ROWS = [('smollm2', 'smollm2', 'vanilla'), ('smollm2 [windowed@L_tr]', 'smollm2', 'windowed'),
+            ('smollm2 [LM-Inf(n_start=10)]', 'smollm2', 'LM-Inf'), ('smollm2+yarn2', 'smollm2+yarn2', 'vanilla'),
+            ('smollm2+yarn4', 'smollm2+yarn4', 'vanilla'), ('smollm2+ntk2', 'smollm2+ntk2', 'vanilla'),
+            ('smollm2+dynamic2', 'smollm2+dynamic2', 'vanilla'), ('smollm2+pi2', 'smollm2+pi2', 'vanilla')]
+for label, g, v in ONE_ROWS:
+    q(f'| {label} | {{}} | {{}} | {{}} | {{}} |', *[f"cell({g!r}, {m}, {v!r})" for m in (0.25, 0.5, 1, 2)])
+q('there YaRN ({:ppl}) and dynamic NTK ({:ppl}) matched LM-Infinite ({:ppl}) at 2x', "ppl('smollm2+yarn2', 2)",
+  "ppl('smollm2+dynamic2', 2)", "ppl('smollm2', 2, 'LM-Inf')")
+q('Every method avoids plain RoPE\'s collapse at 2x ({:.0f} in the one-input table)', "ppl('smollm2', 2)")
+q('Plain RoPE past its training length breaks at once (the premise of LM-Infinite, PI and YaRN): {:ppl} at 8k, {:.0f} '
+  'at 16k.', "ppl('smollm2', 1)", "ppl('smollm2', 2)")
+q('**holds** at 2x, {:ppl} against {:ppl} at 1x', "ppl('smollm2', 2, 'LM-Inf')", "ppl('smollm2', 1, 'LM-Inf')")
+q('the same window of {} without them (windowed@L_tr) gives {:ppl} at 2x',
+  "row(ckpt='smollm2', mult=1, variant='vanilla')['L_ex']",
+  "ppl('smollm2', 2, 'windowed')")
+PI2 = "[ppl('smollm2+pi2', m) for m in (0.25, 0.5, 1, 2)]"
+RO = "[ppl('smollm2', m) for m in (0.25, 0.5, 1)]"
+q('untuned at s = 2 it costs at every length, {:.1f}-{:.1f} against {:.2f}-{:.2f}', f"min({PI2})", f"max({PI2})",
+  f"min({RO})", f"max({RO})")
+Y2 = "ppl('smollm2+yarn2', {})".format
+Y4 = "ppl('smollm2+yarn4', {})".format
+q('**holds** at s = 2, {:ppl} at 2x (four inputs:', Y2(2))
+q('it costs {:.1f}% at {} tokens ({:ppl} vs {:ppl})', f"100 * ({Y2(0.25)} / ppl('smollm2', 0.25) - 1)",
+  "row(ckpt='smollm2', mult=0.25, variant='vanilla')['L_ex']", Y2(0.25), "ppl('smollm2', 0.25)")
+Y4C = "[{} / ppl('smollm2', m) for m in (0.25, 0.5, 1)]".format(Y4('m'))
+q('At s = 4 the cost inside L_tr grows to {:.0f}-{:.0f}% ({:ppl}-{:ppl}) and 2x gets {:ppl}', f"100 * (min({Y4C}) - 1)",
+  f"100 * (max({Y4C}) - 1)", f"min({Y4('m')} for m in (0.25, 0.5, 1))", f"max({Y4('m')} for m in (0.25, 0.5, 1))",
+  Y4(2))
+q('NTK-aware (a larger base): works at 1x ({:ppl}) but already degrades at 2x ({:ppl})', "ppl('smollm2+ntk2', 1)",
+  "ppl('smollm2+ntk2', 2)")
+q('the best at 2x here ({:ppl}; with four inputs {:ppl},', "ppl('smollm2+dynamic2', 2)",
+  "J('results/pretrained/smollm2_n4.json') and matching(J('results/pretrained/smollm2_n4.json')['results'], 'rows', "
+  "ckpt='smollm2+dynamic2', mult=2)['ppl']")
+
+q = at(PRE, 'results/pretrained/smollm2_n4.json')
+q('With four inputs ([smollm2_n4.md](smollm2_n4.md): {} positions with {:,} tokens of context, from {} test documents, '
+  'the {} tokens up to each scored: {} tokens per cell)', "d['settings']['n']",
+  "J('results/pretrained/smollm2_lminf_n4.json')['setup']['smollm2']['context']",
+  "J('results/pretrained/smollm2_lminf_n4.json')['setup']['smollm2']['docs_used']", "d['settings']['last_k']",
+  "row(ckpt='smollm2', mult=1, variant='LM-Inf')['n_scored']")
+N4_ROWS = [('smollm2 [windowed@L_tr]', 'smollm2', 'windowed'), ('smollm2 [LM-Inf(n_start=10)]', 'smollm2', 'LM-Inf'),
+           ('smollm2+yarn2', 'smollm2+yarn2', 'vanilla'), ('smollm2+yarn4', 'smollm2+yarn4', 'vanilla'),
+           ('smollm2+dynamic2', 'smollm2+dynamic2', 'vanilla'), ('smollm2+ntk2', 'smollm2+ntk2', 'vanilla'),
+           ('smollm2+pi2', 'smollm2+pi2', 'vanilla')]
+for label, g, v in N4_ROWS:
+    q(f'| {label} | {{}} | {{}} | {{}} | {{}} |', *[f"cell({g!r}, {m}, {v!r})" for m in (0.25, 0.5, 1, 2)])
+L = "ppl('smollm2', {}, 'LM-Inf')".format
+N = "ppl('smollm2+{}', {})".format
+q('here LM-Infinite stays within {:.1f}% of 1x ({:ppl}), while YaRN gives {:ppl} (+{:.0f}%), dynamic NTK {:ppl} '
+  '(+{:.0f}%), NTK {:ppl} (+{:.0f}%) and untuned PI {:ppl}', f"math.ceil(1000 * ({L(2)} / {L(1)} - 1)) / 10", L(2),
+  N('yarn2', 2), f"100 * ({N('yarn2', 2)} / {L(1)} - 1)", N('dynamic2', 2), f"100 * ({N('dynamic2', 2)} / {L(1)} - 1)",
+  N('ntk2', 2), f"100 * ({N('ntk2', 2)} / {L(1)} - 1)", N('pi2', 2))
+COST = ("[{} / " + L('m') + " for m in (0.25, 0.5, 1)]").format
+q('Inside L_tr YaRN costs {:.0f}-{:.0f}% at s = 2 and {:.0f}-{:.0f}% at s = 4, NTK {:.0f}-{:.0f}%, PI {:.1f}-{:.1f}x',
+  f"100 * (min({COST(N('yarn2', 'm'))}) - 1)", f"100 * (max({COST(N('yarn2', 'm'))}) - 1)",
+  f"100 * (min({COST(N('yarn4', 'm'))}) - 1)", f"100 * (max({COST(N('yarn4', 'm'))}) - 1)",
+  f"100 * (min({COST(N('ntk2', 'm'))}) - 1)", f"100 * (max({COST(N('ntk2', 'm'))}) - 1)",
+  f"min({COST(N('pi2', 'm'))})", f"max({COST(N('pi2', 'm'))})")
+q('windowed attention without the starting tokens ({:ppl}) is the worst of them after untuned PI',
+  "ppl('smollm2', 2, 'windowed')")
+q('(four inputs: {:ppl} against {:ppl})', L(2), L(1))
+q('(four inputs: {:ppl}, {:.0f}% above plain RoPE at 1x)', N('yarn2', 2), f"100 * ({N('yarn2', 2)} / {L(1)} - 1)")
+q('PI needs its fine-tune: 80 steps on an H200 bring it from {:ppl} to', N('pi2', 2))
+
+q = at(PRE, 'results/pretrained/smollm2_4x.json')
+X4_ROWS = [('smollm2', 'smollm2', 'vanilla'), ('smollm2 [LM-Inf(n_start=10)]', 'smollm2', 'LM-Inf'),
+           ('smollm2 [windowed@L_tr]', 'smollm2', 'windowed'), ('smollm2+yarn4', 'smollm2+yarn4', 'vanilla'),
+           ('smollm2+dynamic2', 'smollm2+dynamic2', 'vanilla'), ('smollm2+yarn2', 'smollm2+yarn2', 'vanilla'),
+           ('smollm2+ntk2', 'smollm2+ntk2', 'vanilla'), ('smollm2+pi2', 'smollm2+pi2', 'vanilla')]
+for label, g, v in X4_ROWS:
+    q(f'| {label} | {{}} | {{}} |', *[f"cell({g!r}, {m}, {v!r})" for m in (1, 4)])
+q('**{} L_tr = {:,} tokens**', "4", "row(ckpt='smollm2', mult=4, variant='vanilla')['L_ex']")
+q('four positions with {:,} tokens of context from four of the {} *train*-split documents that long',
+  "J('results/pretrained/smollm2_4x_plain.json')['setup']['smollm2']['context']",
+  "J('results/pretrained/smollm2_4x_plain.json')['setup']['smollm2']['docs_long_enough']")
+q('{} tokens scored up to each ({} per cell)', "d['settings']['last_k']",
+  "row(ckpt='smollm2', mult=4, variant='vanilla')['n_scored']")
+P4 = "ppl('smollm2', {})".format
+S4 = "ppl('smollm2+{}', {})".format
+q('At 4x plain RoPE is lost ({:,.0f}; a uniform guess over the vocabulary gives 49,152); LM-Infinite stays within '
+  '{:.0f}% of 1x ({:ppl} against {:ppl}) and YaRN at s = 4, the factor this length needs, holds too ({:ppl}; it costs '
+  '{:.0f}% at '
+  '1x, {:ppl}), while YaRN at s = 2 breaks past its factor ({:,.0f} at 4x). Dynamic NTK at s = 2, exact at 1x, gives '
+  '{:ppl} (+{:.0f}%). The same window without the starting tokens (windowed@L_tr) gives {:ppl} (+{:.0f}%)',
+  P4(4), f"math.ceil(100 * (ppl('smollm2', 4, 'LM-Inf') / {P4(1)} - 1))", "ppl('smollm2', 4, 'LM-Inf')", P4(1),
+  S4('yarn4', 4), f"100 * ({S4('yarn4', 1)} / {P4(1)} - 1)", S4('yarn4', 1), S4('yarn2', 4), S4('dynamic2', 4),
+  f"100 * ({S4('dynamic2', 4)} / {P4(1)} - 1)", "ppl('smollm2', 4, 'windowed')",
+  f"100 * (ppl('smollm2', 4, 'windowed') / {P4(1)} - 1)")
+q('NTK-aware and PI at s = 2 break at 4x as well ({:,.0f} and {:,.0f})', S4('ntk2', 4), S4('pi2', 4))
+q('in line with its perplexity at 4x ({:ppl}, +{:.0f}%)', S4('dynamic2', 4),
+  f"100 * ({S4('dynamic2', 4)} / {P4(1)} - 1)")
+
+q = at(PRE, 'results/pretrained/smollm2_erf.json')
+R = "d['results'][0]"
+SH = ("100 * sum(" + R + "['s'][{}]) / sum(" + R + "['s'])").format
+q('plain RoPE, {:word} positions with {:,} tokens of context, both in the same test document',
+  R + "['segments']['n_drawn']",
+  R + "['segments']['context']")
+q('kept the backward to {:.1f} GB above the loaded model): the ERF is {:,} of the {:,} tokens, and only {:.1f}% of the '
+  'input gradient falls on the last {} tokens. {:.0f}% falls on the first {}, {:.0f}% on the first {}',
+  R + "['delta_rss_mb'] / 1024", R + "['erf']", R + "['L_ex']", "100 * " + R + "['share_last_L_tr']", R + "['L_tr']",
+  SH(':8192'), "8192", SH(':1024'), "1024")
+q = at(PRE, 'results/pretrained/smollm2_erf_lminf.json')
+q('the ERF is {:,} tokens ({:.2f} L_tr) and {:.1f}% of the gradient falls on the last {} tokens, {:.1f}% on the last '
+  '{}; the first {} tokens hold {:.1f}%, its {} starting tokens {:.2f}%', R + "['erf']", R + "['erf_over_L_tr']",
+  "100 * " + R + "['share_last_L_tr']", R + "['L_tr']", SH('-2048:'), "2048", R + "['L_tr']", SH(':8192'),
+  "10", SH(':10'))
+q('yet the field reaches {:,} tokens past it: {} layers', R + "['erf'] - " + R + "['L_tr']", "30")
+
+q = at(PRE, 'results/pretrained/smollm2_temperature.json')
+T = "d['results'][0]"
+TL = T + "['lengths'][0]"
+q('; the reference from {} train-split inputs at {} tokens, one input at {:,}, rows that see at least {} keys)',
+  T + "['segments_at_L_tr']", T + "['L_tr']", TL + "['L_ex']", T + "['L_tr']")
+q('the mean maximum probability over the {} layers falls from {:.3f} to {:.3f} and the entropy rises from {:.2f} to '
+  '{:.2f} nats (layer 0: {:.3f} to {:.3f}, {:.2f} to {:.2f}). The grid search picks tau = {:g} by both statistics '
+  '(P_max '
+  '{:.3f} at {:g}, {:.3f} at {:g}; entropy {:.2f} at {:g}); the length rule gives {:.3f}, Proposition 5.2 {:.3f}, '
+  'Proposition 5.1 {:.3f}', TL + "['depth']", T + "['at_L_tr']['all']['pmax']", TL + "['all_tau1']['pmax']",
+  T + "['at_L_tr']['all']['entropy']", TL + "['all_tau1']['entropy']", T + "['at_L_tr']['per_layer']['pmax'][0]",
+  TL + "['per_layer_tau1']['pmax'][0]", T + "['at_L_tr']['per_layer']['entropy'][0]",
+  TL + "['per_layer_tau1']['entropy'][0]", TL + "['tau_pmax']", TL + "['grid']['0.9']['pmax']", "0.9",
+  TL + "['grid']['0.95']['pmax']", "0.95", TL + "['grid']['0.9']['entropy']", "0.9", TL + "['tau_length_rule']",
+  TL + "['tau_prop52']", TL + "['tau_prop51']")
+q('The search took {:.0f} minutes of one thread.', TL + "['seconds'] / 60")
+q = at(PRE, 'results/pretrained/smollm2_temperature_ppl.json')
+q('{:ppl} becomes {:ppl}, and 1x is unchanged ({:ppl})', "ppl('smollm2', 2)", "ppl('smollm2', 2, 'tau(L)')",
+  "ppl('smollm2', 1, 'tau(L)')")
+q = at(PRE, 'results/ppl/t5_temperature.json')
+q('on our tiny T5 it helps ({:ppl} to {:ppl} at 8x)', "ppl('t5-s0', 8)", "ppl('t5-s0', 8, 'tau(L)')")
+
+q = at(PRE, 'results/pretrained/bench.json')
+B32 = "J('results/pretrained/bench_32k.json')['results']"
+q('float32, {} threads, last position\'s logits only, median of {} rounds after {} (one round at 32k)',
+  "d['settings']['threads']", "d['settings']['rounds']", "d['settings']['warmup']")
+for T_ in (2048, 4096, 8192):
+    q(f'| {T_} | {{:.2f}} s / {{:.0f}} MiB | {{:.2f}} s / {{:.0f}} MiB | {{:.2f}} | {{:.2f}} |',
+      f"bench('transformers', {T_})['s']", f"bench('transformers', {T_})['mb']", f"bench('ours', {T_})['s']",
+      f"bench('ours', {T_})['mb']", f"bench('ours', {T_})['s'] / bench('transformers', {T_})['s']",
+      f"bench('ours', {T_})['mb'] / bench('transformers', {T_})['mb']")
+q('| 32768 (1 round) | {:.2f} s / {:.0f} MiB | {:.2f} s / {:.0f} MiB | {:.2f} | {:.2f} |', B32 + "[0]['s']",
+  B32 + "[0]['mb']", B32 + "[1]['s']", B32 + "[1]['mb']", f"{B32}[1]['s'] / {B32}[0]['s']",
+  f"{B32}[1]['mb'] / {B32}[0]['mb']")
+TIMES = (f"[bench('ours', t)['s'] / bench('transformers', t)['s'] for t in (2048, 4096, 8192)] + "
+         f"[{B32}[1]['s'] / {B32}[0]['s']]")
+MEMS = (f"[bench('ours', t)['mb'] / bench('transformers', t)['mb'] for t in (4096, 8192)] + "
+        f"[{B32}[1]['mb'] / {B32}[0]['mb']]")
+q("Time is {:.2f}-{:.2f}x of transformers' at every length. Peak memory (RSS increase) equals theirs at 2k and lies "
+  '{:.0f}-'
+  '{:.0f}% above it from 4k on, growing linearly with the length ({:.0f}, {:.0f}, {:.0f}, {:.0f} MiB from 2k to 32k)',
+  f"min({TIMES})", f"max({TIMES})", f"100 * (min({MEMS}) - 1)", f"100 * (max({MEMS}) - 1)", "bench('ours', 2048)['mb']",
+  "bench('ours', 4096)['mb']", "bench('ours', 8192)['mb']", B32 + "[1]['mb']")

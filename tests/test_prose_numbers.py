@@ -101,8 +101,10 @@ def namespace(d):
         return grp(group=name, mult=mult, variant=variant)['ppl_std']
 
     def cell(name, mult, variant='vanilla'):
-        """A seed group's cell as extrapolate.py writes it: mean ± sample std (n=seeds)."""
+        """A group's cell as extrapolate.py writes it: mean ± sample std (n=seeds), or one run's ppl (bits)."""
         g = grp(group=name, mult=mult, variant=variant)
+        if g['single']:
+            return f"{fmt_ppl(g['ppl_mean'])} ({g['bits_mean']:.3f})"
         return f"{fmt_ppl(g['ppl_mean'])} ± {fmt_ppl(g['ppl_std'], g['ppl_mean'])} (n={g['n']})"
 
     def paired_p(a, b):
