@@ -1,6 +1,7 @@
 """The README and the results pages (#57): the README is a tour of at most 15,000 bytes whose sections come in a fixed
 order, every results page is at most 20,000 bytes, every relative link points at a file (and heading) that exists,
 and no command the README shows writes into results/ or names a script or module that does not exist."""
+import ast
 import glob
 import os
 import re
@@ -17,7 +18,9 @@ README_MAX, PAGE_MAX = 15_000, 20_000
 SECTIONS = ['Reading order', 'Files', 'Positional encodings', 'Pretrained models', 'Measuring extrapolation',
             'Glossary', 'Where outputs go', 'What we found']
 # the reading order's stops: an encoding -> the reference scores -> GPT.forward -> train.py -> the protocols
-STOPS = ['KerpleLog', 'model.scores', 'GPT.forward', 'train.py', 'lexgpt/evaluation.py']
+STOPS = ['KerpleLog', 'lexgpt/reference.py', 'GPT.forward', 'train.py', 'lexgpt/evaluation.py']
+# a name in backticks, `scores`, `GPT.forward`, `bias(layer, d)` or `model.make_model`
+CODE_NAME = re.compile(r'`([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?:\([^`]*\))?`')
 LINK = re.compile(r'!?\[[^\]]*\]\(([^)\s]+)\)')
 OUTPUT_KEYS = ('--out_dir', '--json', '--name')
 
@@ -103,6 +106,68 @@ def command_problems(command, outputs=True):
             if not (os.path.exists(base + '.py') or os.path.exists(os.path.join(base, '__init__.py'))):
                 out.append(f'{command!r} runs module {word}, which does not exist here')
     return out
+
+
+def defined(path):
+    """{scope: names} of a Python file: scope '' holds its functions, classes and module-level names, scope C the
+    methods and class-level names (dataclass fields) of class C."""
+    tree, out = ast.parse(read(path)), {'': set()}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            out[node.name] = set()
+            for item in node.body:
+                out[node.name].update(assigned(item))
+        out[''].update(assigned(node))
+    return out
+
+
+def assigned(node):
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return {t.id for t in targets if isinstance(t, ast.Name)}
+
+
+def module_file(name):
+    """The file of a module named as in code (model, routes, reference, evaluation, ...), or None."""
+    for path in (f'{name}.py', os.path.join('lexgpt', f'{name}.py')):
+        if os.path.exists(os.path.join(ROOT, path)):
+            return os.path.join(ROOT, path)
+    return None
+
+
+def unknown_names(section):
+    """The names in backticks that a reading order's steps use but no file defines. `module.name` is looked up in
+    that module's file; `Class.name` and a bare name in the Python files that the step or an earlier one links."""
+    files, out = [], []
+    for step in re.split(r'\n(?=\d+\. )', section):
+        files += [os.path.join(ROOT, t) for t in links(step) if t.endswith('.py')]
+        names = [defined(f) for f in files if os.path.exists(f)]
+        for name in CODE_NAME.findall(step):
+            scope, _, last = name.rpartition('.')
+            if scope and module_file(scope):
+                found = last in defined(module_file(scope))['']
+            elif scope:
+                found = any(last in n.get(scope, ()) for n in names)
+            else:  # a function, class or module-level name, or a method or field of any class
+                found = any(last in scoped for n in names for scoped in n.values())
+            if not found:
+                out.append(name)
+    return out
+
+
+def test_every_name_in_the_reading_order_is_defined_where_it_says():
+    tour = read(README).split('## Reading order', 1)[1].split('\n## ', 1)[0]
+    assert unknown_names(tour) == []
+
+
+def test_a_planted_unknown_name_in_the_reading_order_is_named():
+    """A function that model.py lacks, a method that GPT lacks, a name of a module that does not define it, and a
+    name a later step defines: each is reported; the names that exist are not."""
+    steps = ('1. **An encoding**: `KerpleLog`, `no_such_fn` and `GPT.no_method` in [model.py](model.py).\n'
+             '2. `model.attend`, `routes.attend`, `GPT.forward`, `kinds`, `bias(layer, d)`; `scores` before its file.\n'
+             '3. [lexgpt/reference.py](lexgpt/reference.py): `scores`, `AttnCall.mask_rules`.\n')
+    assert unknown_names(steps) == ['no_such_fn', 'GPT.no_method', 'model.attend', 'scores']
 
 
 def test_readme_is_a_tour_of_at_most_15000_bytes():
