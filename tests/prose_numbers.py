@@ -107,10 +107,28 @@ def kernel(d, ckpt, key='effective_length'):
     return [v for t in by_ckpt(d, ckpt)['tables'] for v in t[key]]
 
 
+def depth_view(d, task, model='regulargpt_c2'):
+    """{levels: accuracy in %} of one task's runs in a regular_lang.py table's folder (d: its table.json), the mean
+    over seeds and lengths of the lengths L with ceil(log2 L) levels."""
+    import json
+    import math
+    import os
+    import re
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          re.search(r'--out_dir=(\S+)', d['command']).group(1))
+    acc = {}
+    for seed in range(d[f'{task}/{model}']['seeds']):
+        with open(os.path.join(folder, f'{task}__{model}__s{seed}.json')) as f:
+            per_length = json.load(f)['per_length']
+        for length, a in per_length.items():
+            acc.setdefault(math.ceil(math.log2(int(length))), []).append(a)
+    return {k: 100 * sum(v) / len(v) for k, v in acc.items()}
+
+
 HELPERS = dict(thesis_cell=thesis_cell, thesis_p=thesis_p, stream_row=stream_row, bucket=bucket, buckets=buckets,
                passkey_cells=passkey_cells, passkey_found=passkey_found, passkey_asked=passkey_asked, regular=regular,
                bench=bench, seed_ppl=seed_ppl, by_ckpt=by_ckpt, erf_share=erf_share, attention_at=attention_at,
-               kernel=kernel)
+               kernel=kernel, depth_view=depth_view)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # README.md, What we found: every number (test_every_number_in_the_readme_findings_is_quoted)
@@ -846,3 +864,87 @@ q("Time is {:.2f}-{:.2f}x of transformers' at every length. Peak memory (RSS inc
   '{:.0f}% above it from 4k on, growing linearly with the length ({:.0f}, {:.0f}, {:.0f}, {:.0f} MiB from 2k to 32k)',
   f"min({TIMES})", f"max({TIMES})", f"100 * (min({MEMS}) - 1)", f"100 * (max({MEMS}) - 1)", "bench('ours', 2048)['mb']",
   "bench('ours', 4096)['mb']", "bench('ours', 8192)['mb']", B32 + "[1]['mb']")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/regular/README.md
+
+REG = 'results/regular/README.md'
+RJ = "J('results/regular/{}__{}__s{}.json')".format
+q = at(REG, 'results/regular/table.json')
+MODELS = ['regulargpt_c2', 'transformer', 'transformer_rand1024', 'lstm']
+for task in ['even_pairs', 'modular_arithmetic', 'parity_check', 'cycle_navigation', 'D_2', 'D_3', 'D_4', 'D_12',
+             'tomita_3', 'tomita_4', 'tomita_5', 'tomita_6']:
+    cells, exprs = [], []
+    for model in MODELS:
+        if model == 'transformer_rand1024' and not task.islower() or task.startswith('tomita') and model == MODELS[2]:
+            cells.append('-')
+            continue
+        note = ', dropout 0.1' if (task, model) == ('parity_check', 'regulargpt_c2') else ''
+        cells.append('{:.1f} / {:.1f} ({}' + note + ')')
+        exprs += [f"regular({task!r}, {model!r})[{k!r}]" for k in ('max', 'avg', 'seeds')]
+    q(f'| {task} | ' + ' | '.join(cells) + ' |', *exprs)
+q('(with dropout 0.1: {:.1f}, {:.1f}, {:.1f} over seeds 0-2) and cycle navigation ({:.1f} / {:.1f}) from {} to {}',
+  *[f"regular('parity_check', 'regulargpt_c2')['scores'][{i}]" for i in range(3)],
+  "regular('cycle_navigation', 'regulargpt_c2')['max']", "regular('cycle_navigation', 'regulargpt_c2')['avg']",
+  RJ('cycle_navigation', 'regulargpt_c2', 0) + "['train_lengths'][1]",
+  RJ('cycle_navigation', 'regulargpt_c2', 0) + "['test_lengths'][1]")
+q('the Transformer stays at chance on both beyond the training lengths ({:.1f}% and {:.1f}%: 1/2 and 1/5)',
+  "regular('parity_check', 'transformer')['avg']", "regular('cycle_navigation', 'transformer')['avg']")
+q('RegularGPT C=2 reaches Max / Avg {:.0f} / {:.0f}, {:.0f} / {:.1f}, {:.1f} / {:.1f} and {:.1f} / {:.1f} on D_2 / '
+  'D_3 / D_4 / D_12',
+  *[f"regular({t!r}, 'regulargpt_c2')[{k!r}]" for t in ('D_2', 'D_3', 'D_4', 'D_12') for k in ('max', 'avg')])
+SAME = "[J(f'results/regular/{}__{}__s{{s}}.json')['same_length_acc'] * 100 for s in range(3)]".format
+q('on D_12 it does not fit the training length itself within {} steps ({:.1f}-{:.1f}% at length {})',
+  RJ('D_12', 'regulargpt_c2', 0) + "['config']['max_steps']", f"min({SAME('D_12', 'regulargpt_c2')})",
+  f"max({SAME('D_12', 'regulargpt_c2')})", RJ('D_12', 'regulargpt_c2', 0) + "['train_lengths'][1]")
+q('D_2, D_3 and D_12 at Avg {:.1f}-{:.0f}', "min(regular(t, 'transformer')['avg'] for t in ('D_2', 'D_3', 'D_12'))",
+  "max(regular(t, 'transformer')['avg'] for t in ('D_2', 'D_3', 'D_12'))")
+q('two of its three D_4 seeds do not learn the task at length {} ({:.1f}% and {:.1f}%), so its D_4 Avg is {:.1f}',
+  RJ('D_4', 'transformer', 0) + "['train_lengths'][1]", f"sorted({SAME('D_4', 'transformer')})[1]",
+  f"sorted({SAME('D_4', 'transformer')})[0]", "regular('D_4', 'transformer')['avg']")
+q('RegularGPT C=2 averages {:.1f}-{:.1f}% over {} seeds on tomita_3..5; the LSTM {:.0f}% there ({} seed)',
+  "min(regular(f'tomita_{i}', 'regulargpt_c2')['avg'] for i in (3, 4, 5))",
+  "max(regular(f'tomita_{i}', 'regulargpt_c2')['avg'] for i in (3, 4, 5))",
+  "regular('tomita_3', 'regulargpt_c2')['seeds']",
+  "min(regular(f'tomita_{i}', 'lstm')['avg'] for i in (3, 4, 5))", "regular('tomita_3', 'lstm')['seeds']")
+q('reproduce the paper\'s gain on even pairs: {:.1f} / {:.1f} / {:.1f} for the plain Transformer (seeds 0-2) become '
+  '{:.1f} / {:.1f} / {:.1f}', *[f"regular('even_pairs', {m!r})['scores'][{i}]" for m in ('transformer',
+                                                                                       'transformer_rand1024')
+                               for i in range(3)])
+q('nor cycle navigation ({:.0f}-{:.0f}%)', f"min({SAME('cycle_navigation', 'transformer')})",
+  f"max({SAME('cycle_navigation', 'transformer')})")
+q('The LSTM learns modular arithmetic to {:.0f}-{:.0f}% at length {} but extrapolates it to {:.0f}-{:.0f}%, and cycle '
+  'navigation to {:.0f}-{:.0f}%', f"min({SAME('modular_arithmetic', 'lstm')})",
+  f"max({SAME('modular_arithmetic', 'lstm')})",
+  RJ('modular_arithmetic', 'lstm', 0) + "['train_lengths'][1]", "min(regular('modular_arithmetic', 'lstm')['scores'])",
+  "max(regular('modular_arithmetic', 'lstm')['scores'])", "min(regular('cycle_navigation', 'lstm')['scores'])",
+  "max(regular('cycle_navigation', 'lstm')['scores'])")
+RAND = ("[J(f'results/regular/{t}__{m}__s{s}.json')['same_length_acc'] * 100 for t in ('parity_check', "
+        "'cycle_navigation', 'modular_arithmetic') for m in ('transformer', 'transformer_rand1024') for s in range(3)]")
+q('within {} steps ({:.1f}-{:.1f}% at length {})', RJ('parity_check', 'transformer', 0) + "['config']['max_steps']",
+  f"min({RAND})", f"max({RAND})", RJ('parity_check', 'transformer', 0) + "['train_lengths'][1]")
+q('`--dropout=0.1` gives parity {:.1f}, {:.1f} and {:.1f}.',
+  *[f"regular('parity_check', 'regulargpt_c2')['scores'][{i}]"
+                                                               for i in range(3)])
+q = at(REG, 'results/regular/dropout_ablation/table.json')
+q('but extrapolates to {:.1f}, {:.1f} and {:.1f} (Avg {:.1f})',
+  *[f"regular('parity_check', 'regulargpt_c2')['scores'][{i}]" for i in range(3)],
+  "regular('parity_check', 'regulargpt_c2')['avg']")
+MAIN_T = "J('results/regular/table.json')"
+for task, main_first in (('even_pairs', True), ('modular_arithmetic', True), ('parity_check', False),
+                         ('cycle_navigation', True)):
+    here = f"regular({task!r}, 'regulargpt_c2')"
+    there = f"{MAIN_T}['{task}/regulargpt_c2']"
+    first, second = (there, here) if main_first else (here, there)
+    q(f'| {task} | {{:.1f}} / {{:.1f}} | {{:.1f}} / {{:.1f}} |', first + "['max']", first + "['avg']",
+      second + "['max']", second + "['avg']")
+q('then errors that grow with every extra level ({:.1f} / {:.1f} / {:.1f}% at 7 / 8 / 9 levels)',
+  *[f"depth_view('parity_check')[{k}]" for k in (7, 8, 9)])
+q('falls with every level past training ({:.1f} / {:.1f} / {:.1f} / {:.1f}% at 6 / 7 / 8 / 9 levels)',
+  *[f"depth_view('cycle_navigation')[{k}]" for k in (6, 7, 8, 9)])
+q = at(REG, 'results/regular/table.json')
+for task in ('even_pairs', 'modular_arithmetic', 'parity_check', 'cycle_navigation'):
+    model = 'regulargpt_c2 (dropout 0.1)' if task == 'parity_check' else 'regulargpt_c2'
+    q(f'| {task} | {model} | {{}} | {{:.1f}} | {{:.1f}} | {{:.1f}} | {{:.1f}} |',
+      f"math.ceil(math.log2(J('results/regular/{task}__regulargpt_c2__s0.json')['train_lengths'][1]))",
+      *[f"depth_view({task!r})[{k}]" for k in (6, 7, 8, 9)])
