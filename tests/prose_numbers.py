@@ -948,3 +948,37 @@ for task in ('even_pairs', 'modular_arithmetic', 'parity_check', 'cycle_navigati
     q(f'| {task} | {model} | {{}} | {{:.1f}} | {{:.1f}} | {{:.1f}} | {{:.1f}} |',
       f"math.ceil(math.log2(J('results/regular/{task}__regulargpt_c2__s0.json')['train_lengths'][1]))",
       *[f"depth_view({task!r})[{k}]" for k in (6, 7, 8, 9)])
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/analyses.md
+
+AN = 'results/analyses.md'
+q = at(AN, 'results/attention/attention.json')
+T5A = "by_ckpt('t5-s0')"
+T5L = ("next(x for x in " + T5A + "['lengths'] if x['mult'] == {})").format
+q("T5's mean maximum probability falls from {:.3f} at L_tr to {:.3f} at 8x and its entropy rises from {:.2f} to {:.2f} "
+  'nats; Algorithm 1 picks tau = {:.2f} / {:.2f} / {:.2f} (P_max) at 2x / 4x / 8x', T5A + "['at_L_tr']['all']['pmax']",
+  T5L(8) + "['all_tau1']['pmax']", T5A + "['at_L_tr']['all']['entropy']", T5L(8) + "['all_tau1']['entropy']",
+  *[T5L(m) + "['tau_pmax']" for m in (2, 4, 8)])
+q = at(AN, 'results/ppl/t5_temperature.json')
+q('those temperatures bring T5 from {:ppl} to {:ppl} at 8x ({:ppl} → {:ppl} at 4x, {:ppl} → {:ppl} at 2x',
+  "ppl('t5-s0', 8)", "ppl('t5-s0', 8, 'tau(L)')", "ppl('t5-s0', 4)", "ppl('t5-s0', 4, 'tau(L)')", "ppl('t5-s0', 2)",
+  "ppl('t5-s0', 2, 'tau(L)')")
+q('last {} tokens of {} segments, seed 0)', "d['settings']['last_k']", "d['settings']['n']")
+q = at(AN, 'results/pretrained/smollm2_temperature_ppl.json')
+q('makes 2x worse ({:ppl} → {:ppl},', "ppl('smollm2', 2)", "ppl('smollm2', 2, 'tau(L)')")
+q = at(AN, 'results/nope/nope.json')
+RATIO = "[a / b for a, b in zip(v['var'], v['lemma'])]"
+V = "next(v for v in d['variance'] if v['sigma'] == {})".format
+q('L = {})', f"len({V(0.002)}['var'])")
+q("matches Lemma 2.3's d^2 sigma^4 / m within {:.2f}-{:.2f} when the logits are near-uniform (sigma = {:g})",
+  f"min({RATIO.replace('v[', V(0.002) + '[')})", f"max({RATIO.replace('v[', V(0.002) + '[')})", "0.002")
+q("(median {:.2f} at sigma = {:g}, {:.0f} at {:g})", f"statistics.median({RATIO.replace('v[', V(0.02) + '[')})", "0.02",
+  f"statistics.median({RATIO.replace('v[', V(0.2) + '[')})", "0.2")
+q('(mean absolute error {:.1f} at the inputs, the middle-guess level, to {:.1f} after {} layers)',
+  "d['probe']['mae_mean'][0]", "d['probe']['mae_mean'][-1]", "len(d['probe']['mae_mean']) - 1")
+q = at(AN, 'results/passkey/passkey.json')
+q('{:.0f}% for ALiBi and T5 at every length and depth',
+  "100 * max(c['accuracy'] for r in d['results'] for c in r['cells'])")
+q = at(AN, 'results/bench/train.json')
+q('{:.1f}M-parameter byte-level models', "d['results']['none']['params'] / 1e6")
