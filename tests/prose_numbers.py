@@ -1062,3 +1062,46 @@ q('one ALiBi layer at T = {} ([attention.md](attention.md)) takes {:.1f} ms with
   AT('flex_compiled', False) + "['mem_mb']", AT('flex_compiled', False) + "['first_s']",
   AT('sdpa_mask', False) + "['ms'] / 1000", AT('sdpa_mask', False) + "['ms'] / " + AT('causal', False) + "['ms']",
   AT('sdpa_mask', False) + "['mem_mb']")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/pretrained_gpu/README.md
+
+GPU = 'results/pretrained_gpu/README.md'
+PK_ROWS = [('plain RoPE', 'plain', 2), ('LM-Infinite', 'lminf', 2), ('YaRN s = 2', 'yarn2', 2),
+           ('dynamic NTK s = 2', 'dynamic2', 2), ('plain RoPE', 'plain', 4), ('LM-Infinite', 'lminf', 4),
+           ('YaRN s = 4', 'yarn4', 4), ('dynamic NTK s = 2', 'dynamic2', 4)]
+for label, f, mult in PK_ROWS:
+    q = at(GPU, f'results/pretrained_gpu/smollm2_passkey_n4_{f}.json')
+    V = "d['results'][0]['variant']"
+    q(f'| {label} | {{:,}} |' + ' {} ({:.2f}) |' * 5 + ' {} of {} |',
+      f"passkey_cells({mult}, variant={V})[0]['L_ex']",
+      *[e for depth in (0, 0.25, 0.5, 0.75, 1)
+        for e in (f"passkey_found({mult}, {depth}, variant={V})",
+                  f"passkey_cells({mult}, {depth}, variant={V})[0]['mean_logprob']")],
+      f"passkey_found({mult}, variant={V})", f"passkey_asked({mult}, variant={V})")
+q = at(GPU, 'results/pretrained_gpu/smollm2_passkey_n4_dynamic2.json')
+q('dynamic NTK at 16k, depth 0.75 (-0.60 there) finds {} of {}, and at 32k it finds {}, {} and {} of {} at depths '
+  '0.5-1', "passkey_found(2, 0.75)", "len(d['keys'])", "passkey_found(4, 0.5)", "passkey_found(4, 0.75)",
+  "passkey_found(4, 1)", "len(d['keys'])")
+q("missed: past its factor it reads the far half of the input in part, {} of {} against YaRN s = 4's",
+  "passkey_found(4)", "passkey_asked(4)")
+q = at(GPU, 'results/pretrained_gpu/smollm2_passkey_n4_yarn4.json')
+q("against YaRN s = 4's {}.", "passkey_found(4)")
+q('the length needs finds {} of {} at both lengths', "passkey_found(4)", "passkey_asked(4)")
+
+q = at(GPU, 'results/pretrained/smollm2_n4.json')
+q('| smollm2 (plain RoPE; at 16k LM-Infinite) |' + ' {:ppl} |' * 4, *[f"ppl('smollm2', {m}, 'LM-Inf')"
+                                                                       for m in (0.25, 0.5, 1, 2)])
+q('| smollm2+pi2, untuned |' + ' {:ppl} |' * 4, *[f"ppl('smollm2+pi2', {m})" for m in (0.25, 0.5, 1, 2)])
+q('| smollm2+yarn2, untuned |' + ' {:ppl} |' * 4, *[f"ppl('smollm2+yarn2', {m})" for m in (0.25, 0.5, 1, 2)])
+q = at(GPU, 'results/pretrained_gpu/smollm2_pi2ft.json')
+N4 = ("matching(J('results/pretrained/smollm2_n4.json')['results'], 'rows', ckpt={!r}, mult={}, variant={!r})"
+      "['ppl']").format
+q('| smollm2+pi2, 80 steps |' + ' {:ppl} |' * 4, *[f"ppl('smollm2-pi2ft', {m})" for m in (0.125, 0.25, 0.5, 1)])
+q('80 steps take 16k from {:ppl} to {:ppl}, and the fine-tuned model improves with length ({:ppl} at {} to {:ppl} at '
+  '{:,})', N4('smollm2+pi2', 2, 'vanilla'), "ppl('smollm2-pi2ft', 1)", "ppl('smollm2-pi2ft', 0.125)",
+  "row(ckpt='smollm2-pi2ft', mult=0.125)['L_ex']", "ppl('smollm2-pi2ft', 1)",
+  "row(ckpt='smollm2-pi2ft', mult=1)['L_ex']")
+q('{:.0f}% above plain RoPE at 8192 ({:ppl} against {:ppl}) and {:.0f}% above untuned YaRN at 16k',
+  f"100 * (ppl('smollm2-pi2ft', 0.5) / {N4('smollm2', 1, 'LM-Inf')} - 1)", "ppl('smollm2-pi2ft', 0.5)",
+  N4('smollm2', 1, 'LM-Inf'), f"100 * (ppl('smollm2-pi2ft', 1) / {N4('smollm2+yarn2', 2, 'vanilla')} - 1)")
