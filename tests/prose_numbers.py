@@ -125,10 +125,18 @@ def depth_view(d, task, model='regulargpt_c2'):
     return {k: 100 * sum(v) / len(v) for k, v in acc.items()}
 
 
+def tail_cell(d, first, column):
+    """A cell of the markdown table a lease step printed (its JSON's output_tail): the row whose first cell is `first`,
+    as a number. tools.bench --mode=pretrained's JSON keeps each side's median time, not the median per-round ratio
+    its table shows."""
+    row = next(line for line in d['output_tail'].splitlines() if line.startswith(f'| {first} |'))
+    return float(row.strip('|').split('|')[column].strip())
+
+
 HELPERS = dict(thesis_cell=thesis_cell, thesis_p=thesis_p, stream_row=stream_row, bucket=bucket, buckets=buckets,
                passkey_cells=passkey_cells, passkey_found=passkey_found, passkey_asked=passkey_asked, regular=regular,
                bench=bench, seed_ppl=seed_ppl, by_ckpt=by_ckpt, erf_share=erf_share, attention_at=attention_at,
-               kernel=kernel, depth_view=depth_view)
+               kernel=kernel, depth_view=depth_view, tail_cell=tail_cell)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # README.md, What we found: every number (test_every_number_in_the_readme_findings_is_quoted)
@@ -1105,3 +1113,53 @@ q('80 steps take 16k from {:ppl} to {:ppl}, and the fine-tuned model improves wi
 q('{:.0f}% above plain RoPE at 8192 ({:ppl} against {:ppl}) and {:.0f}% above untuned YaRN at 16k',
   f"100 * (ppl('smollm2-pi2ft', 0.5) / {N4('smollm2', 1, 'LM-Inf')} - 1)", "ppl('smollm2-pi2ft', 0.5)",
   N4('smollm2', 1, 'LM-Inf'), f"100 * (ppl('smollm2-pi2ft', 1) / {N4('smollm2+yarn2', 2, 'vanilla')} - 1)")
+
+# ---------------------------------------------------------------------------------------------------------------------
+# results/gpu/README.md (each lease step's JSON holds its bench JSON under `figures`)
+
+LEASE = 'results/gpu/README.md'
+q = at(LEASE, 'results/gpu/lease/tests.json')
+q('all {} CUDA-gated tests passed', "d['figures']['passed'] if not d['figures']['failed'] else -1")
+q = at(LEASE, 'results/gpu/lease/eval.json')
+EV = "next(r for r in {}['figures']['results'] if r['name'] == {!r} and r['T'] == {})".format
+E1, E2 = 'd', "J('results/gpu/lease/eval_128k.json')"
+BIASES = "('alibi', 'kerple_log', 't5', 'sandwich')"
+RANGE = "{f}(next(r for r in {j}['figures']['results'] if r['name'] == p and r['T'] == {t})['ratio'] for p in " \
+        + BIASES + ")"
+q('the eval forwards (median of {} rounds; `eval_128k`: {}) put the additive biases at {:.2f}-{:.2f}x the unbiased '
+  'kernel at 8,192 tokens, {:.2f}-{:.2f}x at 32,768 in `eval` and {:.2f}-{:.2f}x in `eval_128k` (each process compiles '
+  'anew), {:.2f}-{:.2f}x at 131,072; RoPE {:.2f}x, {:.2f}x, {:.2f}x; ALiBi + LM-Infinite {:.2f}x, {:.2f}x, {:.2f}x; '
+  'memory {:.2f}x for 4x the tokens', "d['figures']['settings']['rounds']", E2 + "['figures']['settings']['rounds']",
+  *[RANGE.format(f=f, j=j, t=t) for j, t in ((E1, 8192), (E1, 32768), (E2, 32768), (E2, 131072))
+    for f in ('min', 'max')],
+  *[EV(j, 'rope', t) + "['ratio']" for j, t in ((E1, 8192), (E1, 32768), (E2, 131072))],
+  *[EV(j, 'alibi+lm_infinite', t) + "['ratio']" for j, t in ((E1, 8192), (E1, 32768), (E2, 131072))],
+  f"{EV(E2, 'none', 131072)}['mb'] / {EV(E2, 'none', 32768)}['mb']")
+q = at(LEASE, 'results/gpu/lease/train_compiled.json')
+TR = "d['figures']['results']"
+EAGER = "J('results/gpu/lease/train_eager.json')['figures']['results']"
+q('The thesis\' 124M training step (bf16, {} x {} tokens, compiled', "d['figures']['settings']['batch_size']",
+  "d['figures']['settings']['block_size']")
+q('RoPE {:.2f}x, ALiBi {:.2f}x, KERPLE-log and T5 {:.2f}x the time of `none`', TR + "['rope']['ratio_to_none']",
+  TR + "['alibi']['ratio_to_none']", TR + "['kerple_log']['ratio_to_none'] if abs(" + TR
+  + "['kerple_log']['ratio_to_none'] - " + TR + "['t5']['ratio_to_none']) < 0.005 else 0")
+q('`none` at {:.1f}% MFU compiled, {:.1f}% eager', "100 * " + TR + "['none']['mfu']",
+  "100 * " + EAGER + "['none']['mfu']")
+q = at(LEASE, 'results/gpu/lease/pretrained.json')
+PT = "next(r for r in d['figures']['results'] if r['name'] == {!r} and r['T'] == {})".format
+q("{:.2f}x transformers' time at 8,192 tokens and {:.2f}x at 32,768, at {:.2f}x and {:.2f}x its memory",
+  "tail_cell(8192, 3)", "tail_cell(32768, 3)",
+  *[f"{PT('ours', t)}['mb'] / {PT('transformers', t)}['mb']" for t in (8192, 32768)])
+q = at(LEASE, 'results/gpu/lease/mid_alibi-s0.json')
+q('{:.1f}M parameters, {} iterations of {:,} tokens', "d['figures']['train']['params_m']",
+  "d['figures']['train']['iters']", "d['figures']['train']['tokens_per_iter']")
+q('trained in {:.1f} s', "d['seconds']")
+q = at(LEASE, 'results/gpu/lease/mid_nonoverlap.json')
+q('non-overlapping ({:,} tokens per length) RoPE {:ppl} at 1x, {:ppl} at 2x, {:ppl} at 16x, sinusoidal {:.3g}, '
+  '{:#.3g}, {:.4g}, ALiBi {:ppl}, {:ppl}, {:ppl}', "d['settings']['max_tokens']", "ppl('rope', 1)", "ppl('rope', 2)",
+  "ppl('rope', 16)", "ppl('sinusoidal', 1)", "ppl('sinusoidal', 2)", "ppl('sinusoidal', 16)", "ppl('alibi', 1)",
+  "ppl('alibi', 2)", "ppl('alibi', 16)")
+q = at(LEASE, 'results/gpu/lease/mid_last_token.json')
+q('last token (N = {}) RoPE {:ppl}, {:ppl}, {:ppl}, sinusoidal {:.3g}, {:#.3g}, {:,.0f}, ALiBi {:ppl}, {:ppl}, {:ppl}',
+  "d['settings']['n']", "ppl('rope', 1)", "ppl('rope', 2)", "ppl('rope', 16)", "ppl('sinusoidal', 1)",
+  "ppl('sinusoidal', 2)", "round(ppl('sinusoidal', 16), -1)", "ppl('alibi', 1)", "ppl('alibi', 2)", "ppl('alibi', 16)")
