@@ -190,9 +190,10 @@ def test_a_planted_wrong_digit_is_found():
 
 
 def findings():
-    """The README's 'What we found' section."""
+    """The README's 'What we found' section, to the next heading."""
     readme = page_text('README.md')
-    return readme[readme.index('## What we found'):]
+    section = readme[readme.index('## What we found'):]
+    return section[:section.find('\n#', 3)] if '\n#' in section[3:] else section
 
 
 def uncovered(section, quote_texts, free):
