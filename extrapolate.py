@@ -176,7 +176,7 @@ def score_runs(cfg, runs, split, specs, settings, prev, keep):
         spans[r.name], setup[r.name] = scored_span(cfg, split, r, ex_len(max(cfg['lengths']), unit(cfg, r)))
     for r in runs:
         ends = spans[r.name]
-        if (cfg['lm_infinite'] or cfg['topk']) and not {'rotary', 'bias', 'weight'} & set(r.model.pe.kinds):
+        if (cfg['lm_infinite'] or cfg['topk']) and not r.model.pe.reads_distance():
             print(f"note: {r.name} (pe={r.pe}) has no relative encoding: "
                   "LM-Infinite's distance ceiling does nothing there")
         for label, kw in specs:

@@ -26,6 +26,7 @@ GATED = ('swiglu', 'geglu')  # MLPs whose c_fc holds [gate; up]: SiLU-gated (Swi
 
 @dataclass
 class GPTConfig:
+    # ---- the research settings: the model trained here, its positional encoding, and what extends it ----
     vocab_size: int = 256
     block_size: int = 256       # the *training* length L_tr; relative encodings accept longer inputs
     n_layer: int = 6
@@ -37,47 +38,45 @@ class GPTConfig:
     window: int = 0             # >0: windowed attention, token m sees n with m - n < window (thesis 4.3.3)
     alibi_shift: float = 0.0    # Δ: every head's h becomes h + Δ, slope 2^-(h+Δ) (thesis 4.4.1)
     alibi_equal_h: float = -1.0 # >=0: every head gets the same slope 2^-h (thesis 4.4.2)
-    sandwich_dbar: int = 128    # d_bar of eq. 4.6
-    # KERPLE-family parameters per layer; the thesis shares one set across layers (Fig. 3.1)
-    kernel_per_layer: bool = False
+    sandwich_dbar: int = 128    # d_bar of thesis eq. 4.6
+    kernel_per_layer: bool = False  # KERPLE's parameters per layer; the thesis shares one set (its Fig. 3.1)
+    xpos_scale_base: float = 512.0  # B of xPos
+    fire_hidden: int = 32       # FIRE's MLP width
+    cope_max_pos: int = 64      # CoPE: positions are clamped below this
+    bipe_sep_ids: tuple = (46, 10)  # tokens that end a BiPE segment: '.' and '\n' as bytes
+    randomized_positions: int = 0  # L_max > 0: positions are a sorted random subset of [0, L_max) (Ruoss et al.)
+    ssmax: bool = False         # Scalable-Softmax: logits of q.k times s_h * log(keys seen), s_h learned per head
     rope_base: float = 10000.0
     rope_scaling: str = ''      # RoPE extension ('' off): pi | ntk | dynamic | yarn | llama3, factor s = rope_scale
     rope_scale: float = 1.0
     rope_original_len: int = 0  # the length first trained on, which dynamic/yarn/llama3 count from (0: block_size)
-    rope_beta_fast: float = 0.0 # yarn/llama3: a pair that turns more than this many times over that length is kept, ...
-    rope_beta_slow: float = 0.0 # ... fewer than this many times interpolated (0: yarn 32 and 1, llama3 4 and 1)
+    rope_beta_fast: float = 0.0 # yarn/llama3: pairs turning more times in that length are kept (0: yarn 32, llama3 4)
+    rope_beta_slow: float = 0.0 # yarn/llama3: pairs turning fewer times than this are interpolated (0: 1 for both)
     rope_attn_factor: float = 0.0  # yarn: the factor on q and k (0: 0.1 ln s + 1)
     rope_truncate: bool = True  # yarn: the ramp's ends rounded out to whole pairs (transformers' `truncate`)
-    xpos_scale_base: float = 512.0  # B of xPos
-    fire_hidden: int = 32       # FIRE's MLP width
-    cope_max_pos: int = 64      # CoPE: positions are clamped below this
-    randomized_positions: int = 0  # L_max > 0: positions are a sorted random subset of [0, L_max) (Ruoss et al.)
-    ssmax: bool = False         # Scalable-Softmax: logits of q.k times s_h * log(keys seen), s_h learned per head
-    bipe_sep_ids: tuple = (46, 10)  # tokens that end a BiPE segment: '.' and '\n' as bytes
-    # RegularGPT (thesis ch. 6); used only by pe='regular'
+    extend_layers: str = 'all'  # the layers rope_scaling and AttnOptions' local/ceiling/topk reach: all|global|local
+    flex: bool = True           # on a GPU, FlexAttention may take a biased attention call (routes.py's flex route)
+    # ---- RegularGPT (thesis ch. 6), pe='regular' only ----
     chunk_size: int = 2         # C
     thickness: int = 1          # K
     regular_impl: str = 'plain' # 'plain' | 'gather' | 'reduce'
-    flex: bool = True           # on CUDA, biased attention through FlexAttention (fastattn's flex route)
-    # architecture options of pretrained models (pretrained.py); the defaults are GPT-2's / nanoGPT's
+    # ---- pretrained architectures (lexgpt/pretrained.py); the defaults are GPT-2's and nanoGPT's ----
     n_kv_head: int = 0          # grouped-query attention: heads of keys and values (0: n_head)
     head_dim: int = 0           # per-head width (0: n_embd // n_head)
     norm: str = 'layernorm'     # 'layernorm' | 'rmsnorm'
     norm_eps: float = 1e-5
     mlp: str = 'gelu'           # 'gelu' | 'gelu_tanh' | 'swiglu' (SiLU-gated) | 'geglu' (tanh-GELU-gated, Gemma)
     mlp_hidden: int = 0         # MLP width (0: 4 * n_embd)
-    qkv_bias: bool = False      # biases on q, k and v even without `bias` (Qwen2)
     tie_head: bool = True       # the output head shares the token embedding
-    parallel_residual: bool = False  # x + attn(ln_1(x)) + mlp(ln_2(x)) (GPT-NeoX)
-    rotary_dim: int = 0         # RoPE turns the first rotary_dim dims of each head (0: all; GPT-NeoX's rotary_pct)
-    qk_norm: bool = False       # a norm of each head's q and k before the rotation (Gemma 3, Qwen3)
-    post_norm: bool = False     # also a norm on each branch's output before the residual add (Gemma 2/3)
-    embd_mult: float = 1.0      # the token embeddings times this (Gemma: sqrt(n_embd))
-    attn_scale: float = 0.0     # the q.k scale (0: 1/sqrt(head size); Gemma: query_pre_attn_scalar^-0.5)
-    # per layer (window, rope_base), 0 meaning `window` / `rope_base`; a local layer has a window of its own (Gemma 3)
-    layer_attn: tuple = ()
-    # the layers that rope_scaling and AttnOptions' local/n_starting/ceiling/topk reach: all | global | local
-    extend_layers: str = 'all'
+    # ---- single-family flags: one family each (or two) sets them ----
+    qkv_bias: bool = False      # Qwen2: biases on q, k and v even without `bias`
+    parallel_residual: bool = False  # GPT-NeoX: x + attn(ln_1(x)) + mlp(ln_2(x))
+    rotary_dim: int = 0         # GPT-NeoX (rotary_pct): RoPE turns the first rotary_dim dims of each head (0: all)
+    qk_norm: bool = False       # Gemma 3, Qwen3: a norm of each head's q and k before the rotation
+    post_norm: bool = False     # Gemma 2/3: also a norm on each branch's output before the residual add
+    embd_mult: float = 1.0      # Gemma: the token embeddings times this (sqrt(n_embd))
+    attn_scale: float = 0.0     # Gemma: the q.k scale, query_pre_attn_scalar^-0.5 (0: 1/sqrt(head size))
+    layer_attn: tuple = ()      # Gemma 3: (window, rope_base) per layer, 0: `window` / `rope_base` (local layers)
 
     def layer(self, i):
         """Layer i's window, RoPE base, and whether rope_scaling and the evaluation-time options reach it."""
@@ -181,6 +180,16 @@ class PositionalEncoding(nn.Module):
     def none(self, *args, **kw):  # the parts an encoding lacks (their signatures: above)
         return None
     embed = bias = weight = slope = potential = content = none
+
+    # What "relative" means, decided here once for the scripts (extrapolate.py's note, streaming's refusal):
+    def reads_distance(self):
+        """A part that reads the distance m - n (rotary, a bias or a weight): what LM-Infinite's ceiling caps."""
+        return bool({'rotary', 'bias', 'weight'} & set(self.kinds))
+
+    def reads_position(self):
+        """A part that reads a position itself, not only distances (an absolute encoding, FIRE's query bias): one
+        that a stream's cache-relative positions would change."""
+        return bool({'absolute', 'query'} & set(self.kinds))
 
 
 class NoPE(PositionalEncoding):

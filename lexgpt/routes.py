@@ -1,23 +1,19 @@
 """
 The fast attention routes. Each computes what reference.attention_reference defines, to float tolerance
-(tests/test_attention.py, tests/test_routes.py), for the calls it accepts; choose() names the first that accepts a call
-and attend() runs it. In the order choose() tries them:
+(tests/test_attention.py, tests/test_routes.py), for the calls it accepts. choose() holds the rules, one condition per
+route, and names the first route that accepts a call; attend() runs it. What each computes, in choose()'s order:
 
-  causal    no bias, potential, window or option: one fused causal SDPA call (grouped keys: see gqa_fused)
-  dense     training over positions 0..T-1 with a distance table (and/or a window): the whole [H, T, T] bias, as
-            the KERPLE authors' code builds it, SDPA's additive mask; the table's gradient is summed back along the
-            diagonals (toeplitz), with no scatter of T^2 values into it
-  flex      on a GPU, head dimension >= 16: one FlexAttention kernel (flexattn.py) whose score_mod adds ALiBi's
-            bias in closed form and reads the other distance tables and FoX's potential
-  folded    training with a bias that splits into pot[n] - pot[m] (ALiBi's slope * position, FoX's gates) and no
-            window: one causal SDPA call with pot[n] in an extra head dimension (softmax ignores pot[m])
-  tiled     inference over positions 0..T-1 with a distance-only bias or weight, a potential, a window or the Λ mask:
-            tiled_attention below, the Λ mask's starting tokens merged in by log-sum-exp
-  explicit  the options that need the scores themselves (hook, top-k, CoPE, a weight, a rotary distance ceiling
-            under a gradient): the reference's logits, one block of queries at a time
-  blocks    everything else (training with FIRE or longer than dense's bound, decoding with a KV cache): query blocks
-            through SDPA with the bias as a float mask; a rotary ceiling's far pairs (a stream's starting tokens) by
-            the reference's logits, merged in by log-sum-exp
+  causal    one fused causal SDPA call (grouped keys: see gqa_fused)
+  dense     the whole [H, T, T] bias, as the KERPLE authors' code builds it, as SDPA's additive mask; the table's
+            gradient is summed back along the diagonals (toeplitz), with no scatter of T^2 values into it
+  flex      one FlexAttention kernel (flexattn.py) whose score_mod adds ALiBi's bias in closed form and reads the
+            other distance tables and FoX's potential
+  folded    one causal SDPA call with a bias that splits into pot[n] - pot[m] (ALiBi's slope * position, FoX's
+            gates): pot[n] rides in an extra head dimension, and softmax ignores pot[m]
+  tiled     tiled_attention below, the Λ mask's starting tokens merged in by log-sum-exp
+  explicit  the reference's logits, one block of queries at a time
+  blocks    query blocks through SDPA with the bias as a float mask; a rotary ceiling's far pairs (a stream's
+            starting tokens) by the reference's logits, merged in by log-sum-exp
 Every route but `causal`, `dense` and `folded` keeps memory linear in T: blocks of at most AttnOptions.block_elems
 logits (dense holds H x T x T <= block_elems).
 
@@ -110,34 +106,42 @@ def choose(q, pe, call, o, dropout=0.0):
     shapes, the options and the call's Python facts (same, plain), never a tensor's values, so that torch.compile
     captures a training step whole (tests/test_compile.py)."""
     kinds = set(pe.kinds)
-    explicit = o.hook is not None or o.topk > 0 or bool(kinds & {'content', 'weight'})
-    rotary_far = o.ceiling > 0 and 'rotary' in kinds
-    pot = has_potential(pe, o)
-    table = 'bias' in kinds and not pot  # a potential stands in for the bias table where it can
-    simple = not (explicit or table or rotary_far)
     training = torch.is_grad_enabled() or dropout > 0
+    scored = o.hook is not None or o.topk > 0 or bool(kinds & {'content', 'weight'})  # needs the logits themselves
+    rotary_far = o.ceiling > 0 and 'rotary' in kinds  # far pairs scored with the query turned to the ceiling
+    pot = has_potential(pe, o)  # the bias splits into kpot[n] - qpot[m]
+    table = 'bias' in kinds and not pot  # a distance table, where no potential stands in for it
+    simple = not (scored or table or rotary_far)
+    # causal: no bias, potential, window or option
     if simple and call.same and not call.mask_rules and not pot:
         return 'causal'
-    # FlexAttention's kernel needs a head dimension of 16 or more (torch 2.11 refuses 8 when it compiles)
+    # flex: a GPU, head dimension >= 16 (torch 2.11 refuses 8 when it compiles), no dropout and no option or kind
+    # that FlexAttention's score_mod cannot express (hook, top-k, a rotary ceiling, CoPE, a query-dependent bias)
     flex_ok = (q.is_cuda and call.allow_flex and q.size(-1) >= 16 and o.hook is None and o.topk == 0 and not rotary_far
                and dropout == 0 and not kinds & {'content', 'query'})
-    dense_ok = (training and call.plain and not (explicit or rotary_far or pot) and 'query' not in kinds
+    # dense: training over positions 0..T-1 with a distance table or a window, H x T x T within block_elems
+    dense_ok = (training and call.plain and not (scored or rotary_far or pot) and 'query' not in kinds
                 and q.size(1) * q.size(2) ** 2 <= o.block_elems)
-    # the rule between the two (module docstring): dense where a parameter of the bias learns, flex elsewhere
+    # where both apply (module docstring): dense where a parameter of the bias learns, flex elsewhere, or as preferred
     learns = torch.is_grad_enabled() and any(p.requires_grad for p in pe.parameters())
     if dense_ok and (not flex_ok or o.route == 'dense' or (learns and o.route != 'flex')):
         return 'dense'
     if flex_ok:
         return 'flex'
+    # folded: training, no cached past and no window, a potential at most, up to 4,096 tokens
     if simple and call.same and not call.mask_rules and training and q.size(2) <= 4096:
         return 'folded'
+    # tiled: inference with no cached past, windows that reduce to a band and sinks, no hook, top-k, CoPE or
+    # query-dependent bias; a table or weight only over positions 0..T-1; a rotary ceiling only with a band within it
     band, _ = tiled_windows(call.mask_rules)
     if (call.same and dropout == 0 and not torch.is_grad_enabled() and band is not None and available(q.device)
             and o.hook is None and o.topk == 0 and not kinds & {'content', 'query'}
             and (call.plain or not (table or 'weight' in kinds))
             and (not rotary_far or 0 < band <= o.ceiling + 1)):
         return 'tiled'
-    return 'explicit' if explicit or (rotary_far and training) else 'blocks'
+    # explicit: the options that need the logits, or a rotary ceiling under a gradient; blocks: everything else
+    # (training with FIRE or longer than dense's bound, decoding with a KV cache)
+    return 'explicit' if scored or (rotary_far and training) else 'blocks'
 
 
 def attend(q, k, v, pe, call, o, dropout):

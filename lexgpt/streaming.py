@@ -28,11 +28,11 @@ def stream_refusal(model):
     through distances (rotary, biases, weights, FoX's gates, CoPE), which a cache-relative position keeps at any
     stream length. Absolute parts (learned, sinusoidal, BiPE's in-segment sinusoid) would meet positions they never
     saw, FIRE's bias reads the query's own position, and RegularGPT has no cache."""
-    kinds = set(model.pe.kinds)
     if model.config.pe == 'regular':
         return "pe='regular' cannot stream: RegularGPT has no KV cache (its depth grows with the input)"
-    if kinds & {'absolute', 'query'}:
-        why = 'absolute positions' if 'absolute' in kinds else "a bias that reads the query's absolute position"
+    if model.pe.reads_position():
+        absolute = 'absolute' in model.pe.kinds
+        why = 'absolute positions' if absolute else "a bias that reads the query's absolute position"
         return (f"pe={model.config.pe!r} cannot stream: {why} would grow past anything it was trained on; "
                 f"streaming needs an encoding of distances only (rotary, bias, weight, potential, content or none)")
     return None

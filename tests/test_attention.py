@@ -181,7 +181,7 @@ def test_compiled_flex_forward_on_cpu_equals_reference():
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
 
 
-# The route each encoding takes (routes.choose), by hand from the rules in routes.py's docstring, for: inference over
+# The route each encoding takes, by hand from the rules in routes.choose, for: inference over
 # 0..T-1, training, a window, the Λ mask, LM-Infinite (Λ mask + ceiling), an analysis hook, one decoding step with a
 # KV cache. BiPE's segment positions are not Toeplitz, so BiPE-ALiBi's table cannot be tiled under a ceiling.
 ROUTE_TABLE = {

@@ -82,6 +82,22 @@ def test_every_encoding_declares_exactly_the_kinds_it_implements(pe):
 
 
 @pytest.mark.parametrize('pe', ALL)
+def test_reads_distance_is_what_a_distance_ceiling_changes(pe):
+    """PositionalEncoding.reads_distance, the one rule of what 'relative' means for LM-Infinite's ceiling
+    (extrapolate.py's note), against what a ceiling of 3 does to the logits; and reads_position, the rule streaming
+    refuses by, by hand."""
+    model = tiny(pe, n_layer=8)
+    idx = torch.randint(3, 64, (1, 16))  # block_size: learned's positions end there
+    idx[:, ::3] = 1  # BiPE separators: its distances count segments
+    with torch.no_grad():
+        plain = all_logits(model, idx)
+        with model.attention(ceiling=3):
+            capped = all_logits(model, idx)
+    assert model.pe.reads_distance() == (not torch.allclose(plain, capped, atol=1e-6))
+    assert model.pe.reads_position() == (pe in {'learned', 'sinusoidal', 'bipe_rope', 'bipe_alibi', 'fire'})
+
+
+@pytest.mark.parametrize('pe', ALL)
 def test_causality(pe):
     model = tiny(pe)
     idx = torch.randint(3, 64, (2, 16))
