@@ -18,7 +18,9 @@ run (to compare models trained at different lengths on the same tokens). Runs wh
 a -s<seed> suffix form a group: the table shows the mean perplexity over its seeds with their standard deviation, the
 plot the mean with a +-1 std band, and the JSON keeps every run next to the group summary. Attention variants
 (windowed, lm_infinite, topk, temperature) add columns next to the vanilla model. Writes <out_dir>/<name>.json, .md
-and .png. Papers (../shared/papers): thesis = Chi 2024 (000), LM-Infinite = Han et al. 2023 (002).
+and .png. Papers: thesis = T.-C. Chi, "Toward Length-Extrapolatable Transformers" (PhD thesis, CMU 2024);
+LM-Infinite = Han et al., "LM-Infinite: Zero-Shot Extreme Length Generalization for Large Language Models"
+(arXiv:2308.16137).
 """
 import fnmatch
 import itertools

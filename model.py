@@ -4,8 +4,11 @@ lexgpt: a small GPT whose positional encoding is a plug-in.
 Data flows one way: token ids -> embeddings (absolute encodings are added here) -> blocks
 (relative biases, rotations and masks are applied inside attention) -> logits.
 
-Papers (see ../shared/papers): thesis = Chi, "Toward Length-Extrapolatable Transformers" (2024);
-KERPLE = Chi et al. 2022; LM-Infinite = Han et al. 2023; BiPE = He et al. 2024.
+Papers: thesis = T.-C. Chi, "Toward Length-Extrapolatable Transformers" (PhD thesis, CMU-LTI-24-005, 2024);
+KERPLE = Chi et al., "KERPLE: Kernelized Relative Positional Embedding for Length Extrapolation" (NeurIPS 2022);
+LM-Infinite = Han et al., "LM-Infinite: Zero-Shot Extreme Length Generalization for Large Language Models"
+(arXiv:2308.16137); BiPE = He et al., "Two Stones Hit One Bird: Bilevel Positional Encoding for Better Length
+Extrapolation" (ICML 2024).
 """
 import math
 from collections import namedtuple

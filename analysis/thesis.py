@@ -9,7 +9,7 @@ of every encoding against the chapter's method (KERPLE-log in 3.3, Sandwich in 4
 seed s of the method against seed s of the other (seeds only one has are left out; no test below 2 pairs; below 3
 in the mid-scale rows, configs/lease_mid.py's 25M-parameter runs from results/gpu/lease/mid_<protocol>.json, #60). A
 dagger marks an encoding the method beats significantly, a star one that beats it. The thesis' numbers, copied from
-the seed text with their lines, are in thesis_tables.py.
+the thesis with the table, page and rows they stand in, are in lexgpt/thesis_tables.py.
 """
 import glob
 import math
@@ -22,7 +22,7 @@ from scipy import stats
 from lexgpt.common import fmt_ppl, md_table, plt, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.loading import SEED
-from lexgpt.thesis_tables import G33, G43, G63, INTRO, LONG, NAMES, T33, T34, T43, T45, T61, T64, W45
+from lexgpt.thesis_tables import G33, G43, G63, INTRO, LONG, NAMES, T33, T34, T43, T45, T61, T64, W45, cite, said
 
 DEFAULTS = dict(
     eval_dir='results/thesis/eval',   # extrapolate.py's JSONs <protocol>_<encoding or long>.json (results.sh thesis)
@@ -168,10 +168,11 @@ def claims_33(table, alpha):
         th = T33['cols'][g]
         text, t, a, b = trend(table.get(g, {}), 16.0, alpha)
         out.append(dict(claim=f"{NAMES[g]}: lower perplexity at 16x than at 1x", ours=text, verdict=verdict(
-            t is not None and b < a, t, alpha), thesis=f"{th[0].split()[0]} → {th[4].split()[0]} (lines 761, 765)"))
-    for g, line in (('kerple_power', 739), ('alibi', 743), ('rope', 743), ('sinusoidal', 743)):
+            t is not None and b < a, t, alpha), thesis=f"{th[0].split()[0]} → {th[4].split()[0]} ({cite(T33, 0, 4)})"))
+    for g, key in (('kerple_power', 'log_power'), ('alibi', 'log_prior'), ('rope', 'log_prior'),
+                   ('sinusoidal', 'log_prior')):
         text, word = versus(table, 'kerple_log', g, MULTS)
-        out.append(dict(claim=f"KERPLE-log beats {NAMES[g]} at every length", thesis=f"line {line}", ours=text,
+        out.append(dict(claim=f"KERPLE-log beats {NAMES[g]} at every length", thesis=said(key), ours=text,
                         verdict=word))
     text, _ = versus(table, 'kerple_log', 't5', MULTS)
     col, own = table.get('t5', {}), table.get('kerple_log', {})
@@ -181,30 +182,30 @@ def claims_33(table, alpha):
         ok = all(m in col and m in own and own[m]['mean'] < col[m]['mean'] for m in (8.0, 16.0))
     word = ('holds' if ok else 'does not hold') + (' in the means at 8x, 16x; untested' if 'untested' in text else '')
     return out + [dict(claim="KERPLE-log is on a par with T5 below 4x and significantly better at 8x and 16x",
-                       thesis="line 741", ours=text, verdict=word if mark and own else 'no data yet')]
+                       thesis=said('log_t5'), ours=text, verdict=word if mark and own else 'no data yet')]
 
 
 def claims_43(table, alpha):
     col, out = table.get('sandwich', {}), []
     for g, m in (('sandwich', 4.0), ('sandwich_smoothed', 2.0), ('kerple_log', 4.0), ('t5', 2.0)):
-        text, t, a, b = trend(table.get(g, {}), m, alpha)  # at the thesis' lowest (line 1379), chosen before ours
+        text, t, a, b = trend(table.get(g, {}), m, alpha)  # at the thesis' lowest (sec. 4.6.2), chosen before ours
         th, i = T43['cols'][g], MULTS.index(m)
         out.append(dict(claim=f"{NAMES[g]}: lower perplexity at {m:g}x (the thesis' lowest) than at 1x", ours=text,
-                        thesis=f"{th[0].split()[0]} → {th[i].split()[0]} (lines 1401, {1401 + i})",
+                        thesis=f"{th[0].split()[0]} → {th[i].split()[0]} ({cite(T43, 0, i)})",
                         verdict=verdict(t is not None and b < a, t, alpha)))
     for g in ('alibi', 'sinusoidal', 'rope'):
         text, word = versus(table, 'sandwich', g, MULTS[1:])
-        out.append(dict(claim=f"Sandwich beats {NAMES[g]} at every L_ex > L_tr", thesis="line 1377", ours=text,
-                        verdict=word))
+        out.append(dict(claim=f"Sandwich beats {NAMES[g]} at every L_ex > L_tr", thesis=said('sandwich_left'),
+                        ours=text, verdict=word))
     text, t, a, b = trend(table.get('alibi', {}), 16.0, alpha)
     out.append(dict(claim="ALiBi: perplexity rises from L_tr to 16 L_tr", ours=text, verdict=verdict(
-        t is not None and b > a, t, alpha), thesis="GitHub 2.83 → 3.01, ArXiv 5.25 → 5.58 (+6%; lines 1401-1405, "
-                                                   "1394-1398)"))
+        t is not None and b > a, t, alpha), thesis="GitHub 2.83 → 3.01, ArXiv 5.25 → 5.58 (+6%; Table 4.3, p. 60, "
+                                                   "L_ex 512-8192)"))
     for g, m, mark in (('kerple_log', 1.0, STAR), ('t5', 1.0, STAR), ('t5', 16.0, DAGGER)):
         c, s, i = table.get(g, {}).get(m), col.get(m), MULTS.index(m)
         ok = bool(c and s and (c['mean'] < s['mean']) == (mark == STAR))
         out.append(dict(claim=f"{NAMES[g]} {'beats' if mark == STAR else 'loses to'} Sandwich at {m:g}x",
-                        thesis=f"{T43['cols'][g][i]} (line {T43['lines'][0] + i})",
+                        thesis=f"{T43['cols'][g][i]} ({cite(T43, i)})",
                         verdict=verdict(ok, c if s else None, alpha),
                         ours=f"{fmt_ppl(c['mean'])} vs Sandwich {fmt_ppl(s['mean'])}" if c and s else 'no data'))
     return out
@@ -214,9 +215,9 @@ def claims_45(windowed, vanilla, alpha):
     """Table 4.5: windowed inference against the same models without the window, same tokens, paired by seed."""
     out = []
     for g, claim, thesis in (('alibi', "ALiBi: the window leaves its perplexity as it is (within 1%)",
-                              "3.01 with and without, at 8x (lines 1404, 1459)"),
+                              "3.01 with and without, at 8x (Tables 4.3 and 4.5, GitHub, L_ex 4096)"),
                              ('sandwich', "Sandwich: a bit worse with the window (it uses tokens beyond it)",
-                              "2.79 with, 2.73 without, at 8x (lines 1404, 1458)")):
+                              "2.79 with, 2.73 without, at 8x (Tables 4.3 and 4.5, GitHub, L_ex 4096)")):
         parts, tests = [], []
         for m in (8.0, 16.0):
             w, v = windowed.get(g, {}).get(m), vanilla.get(g, {}).get(m)
@@ -237,19 +238,19 @@ def claims_63(table, alpha):
     level is added, and trails the relative encodings at L_tr."""
     text, t, a, b = trend(table.get('regular64', {}), 16.0, alpha)
     out = [dict(claim="RegularGPT C = 64 (2 levels from 1x to 16x): at 16x at most 5% above 1x", ours=text,
-                thesis="128/6 3.63 → 3.50, 128/12 3.22 → 3.25 (lines 2176, 2180)",
+                thesis=f"128/6 3.63 → 3.50, 128/12 3.22 → 3.25 ({cite(T64, 0, 4)})",
                 verdict=verdict(t is not None and b <= 1.05 * a, t, alpha))]
     text, t, a, b = trend(table.get('regular32', {}), 8.0, alpha, base=4.0)
     out.append(dict(claim="RegularGPT C = 32: perplexity rises from 4x to 8x, where a third level comes in", ours=text,
-                    thesis="64/6 3.79 → 4.14 where its third level comes in (16x), 32/6 3.87 → 4.37 (4x; lines "
-                           "2176-2180)", verdict=verdict(t is not None and b > a, t, alpha)))
+                    thesis="64/6 3.79 → 4.14 where its third level comes in (16x), 32/6 3.87 → 4.37 (4x; "
+                           f"{cite(T64)})", verdict=verdict(t is not None and b > a, t, alpha)))
     reg = table.get('regular64', {}).get(1.0)
     for g in ('kerple_log', 't5', 'alibi'):
         c = table.get(g, {}).get(1.0)
         t = paired(c['ppl'], reg['ppl'], alpha) if c and reg else None
         out.append(dict(claim=f"RegularGPT C = 64 trails {NAMES[g]} at L_tr", ours=f"{fmt_ppl(reg['mean'])} against "
                         f"{fmt_ppl(c['mean'])}" if t else 'no data', thesis=f"128/6 3.63 against {T64['cols'][g][0]} "
-                        f"(line 2176)", verdict=verdict(t is not None and reg['mean'] > c['mean'], t, alpha)))
+                        f"({cite(T64, 0)})", verdict=verdict(t is not None and reg['mean'] > c['mean'], t, alpha)))
     return out
 
 
@@ -298,10 +299,10 @@ def speeds(cfg):
 def claims_34(runs, alpha):
     """The thesis' speed sentences: KERPLE-log x% faster than another (1 - its s/step over the other's)."""
     out, log = [], runs.get('kerple_log', {})
-    for g, (th, line) in T34['said'].items():
+    for g, (th, key) in T34['said'].items():
         other = runs.get(g, {})
         v = dict(claim=f"KERPLE-log is {abs(th)}% {'faster' if th > 0 else 'slower'} than {NAMES[g]}",
-                 thesis=f"lines {line}, {T34['line']}", ours='no data', verdict='no data yet')
+                 thesis=f"{said(key)}; Table 3.4 (p. 29)", ours='no data', verdict='no data yet')
         if log and other:
             ours = 1 - np.mean(list(log.values())) / np.mean(list(other.values()))
             v.update(ours=f"{100 * abs(ours):.1f}% {'faster' if ours > 0 else 'slower'} ({len(log)}, {len(other)} "
@@ -333,7 +334,8 @@ def regular_section(cfg):
         hold = lambda avg: [t for t in both(avg) if rule(avg[t]['regulargpt_c2'] - avg[t][other])]
         th, us, n = hold(th_avg), hold(us_avg), len(both(us_avg))
         word = 'holds as often' if n and len(us) / n >= len(th) / 12 else 'holds less often'
-        verdicts.append(dict(claim=claim + ' (line 2133)', thesis=f"on {len(th)} of 12 tasks (lines 2101-2113)",
+        verdicts.append(dict(claim=f"{claim} ({said('regular')})",
+                             thesis=f"on {len(th)} of 12 tasks (Table 6.1, p. 97)",
                              ours=f"on {len(us)} of {n} tasks; not on "
                                   f"{', '.join(t for t in both(us_avg) if t not in us) or 'none'}",
                              verdict=f"{word} ({100 * len(us) / n:.0f}% of tasks, thesis {100 * len(th) / 12:.0f}%)"
@@ -357,7 +359,7 @@ def ppl_table(table, long, groups, thesis, long_label, mid=None):
         if g in (mid or {}):
             rows.append(['', 'ours, 25M'] + [cell_text(mid[g].get(m)) for m in MULTS])
         if g in thesis['cols']:
-            rows.append(['', f"thesis, lines {thesis['lines'][0]}-{thesis['lines'][1]}"] +
+            rows.append(['', f"thesis, Table {thesis['table']}, p. {thesis['page']}"] +
                         [c if isinstance(c, str) else f'{c:.2f}' for c in thesis['cols'][g]])
     if long:
         rows.append([f'*longer training: {long_label}*', ''] + [''] * len(MULTS))
@@ -384,8 +386,8 @@ def page(cfg, s, info, notes):
             f"t-test, alpha = {cfg['alpha']}, seed s against seed s at each length; p-values in thesis.json)")
     md = ["# The thesis' tables, measured the thesis' way\n\nTiny models (0.8M parameters, byte-level Python, "
           f"L_tr = 256, {cfg['iters']:,} iterations) against the thesis' 162M-parameter ones (L_tr = 512, 50k steps). "
-          "The thesis' numbers are its GitHub columns (code, the nearest of its corpora to ours), copied from the seed "
-          "text with their lines; its 512 ... 8192 tokens are 1-16 L_tr. Cells: mean ± sample std over the seeds, "
+          "The thesis' numbers are its GitHub columns (code, the nearest of its corpora to ours), copied with their "
+          "table and page; its 512 ... 8192 tokens are 1-16 L_tr. Cells: mean ± sample std over the seeds, "
           "their number in brackets. `bash results.sh thesis` makes this page.\n\n"
           "![the tables as curves](thesis.png)\n"]
     for key, groups, thesis in (('t3_3', G33, T33), ('t4_3', G43, T43)):

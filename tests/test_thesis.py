@@ -1,5 +1,6 @@
 """thesis.py: the paired t-test and its marks against a closed form, the tables from small synthetic extrapolate.py
-JSONs (missing seeds, mid-training rows, the longer-training group), the thesis' numbers against the lines they cite."""
+JSONs (missing seeds, mid-training rows, the longer-training group), the thesis' numbers against the tables and rows
+they cite."""
 import json
 import math
 import os
@@ -214,7 +215,8 @@ def test_the_page_reads_back_its_verdicts_and_marks(tmp_path):
     assert bullet('ALiBi: lower perplexity at 16x than at 1x').split('Ours: ')[1].startswith(
         '3.023 → 3.320 at 16x (+9.8%, 3 seed(s)). **does not hold (significant, p = ')
     assert bullet('Sandwich beats ALiBi at every L_ex > L_tr') == (
-        '- Sandwich beats ALiBi at every L_ex > L_tr. Thesis: line 1377. Ours: Sandwich lower at 0 of 0 lengths; '
+        "- Sandwich beats ALiBi at every L_ex > L_tr. Thesis: sec. 4.6.2 (p. 58), the paragraph on Table 4.3's left "
+        'section. Ours: Sandwich lower at 0 of 0 lengths; '
         'significantly better at none, worse at none. **no data yet**')
     assert bullet('Table 6.1') == f"- Table 6.1. Thesis: -. Ours: no {tmp_path / 'none.json'} (bash results.sh " \
         "regular). **no data**"
@@ -258,27 +260,48 @@ def test_speed_verdict_names_a_gap_far_from_the_thesis():
     assert v['KERPLE-log is 4.4% faster than KERPLE-power'] == 'no data yet'
 
 
+def table_rows(lines, table, block=None):
+    """{first cell: row} of a table of the thesis' text: the rows just above its caption, within the dataset `block`
+    (its heading row on) when one is given."""
+    end = next(i for i, line in enumerate(lines) if line.startswith(f'Table {table}:'))
+    start = end - 1
+    while start > 0 and lines[start - 1].strip():
+        start -= 1
+    region = lines[start:end - 1]
+    if block is not None:
+        region = region[[r.split('\t')[0] for r in region].index(block):]
+    rows = {}
+    for row in region:
+        rows.setdefault(row.split('\t')[0], row)
+    return rows
+
+
 @pytest.mark.skipif(not os.path.isfile(PAPER), reason='the thesis text is not here')
-def test_thesis_numbers_are_on_the_lines_they_cite():
+def test_thesis_numbers_stand_in_the_tables_and_rows_they_cite():
     with open(PAPER) as f:
         lines = f.read().splitlines()
     for table in (thesis.T33, thesis.T43):
-        first = table['lines'][0]
+        rows = table_rows(lines, table['table'], table['block'])
         for col in table['cols'].values():
-            for i, text in enumerate(col):
-                assert text.split()[0] in lines[first + i - 1], (first + i, text)
-    for col in thesis.T45['cols'].values():
-        for i, v in enumerate(col):
-            assert f'{v:.2f}' in lines[thesis.T45['lines'][0] + i - 1]
+            for L, text in zip(table['rows'], col):
+                assert text.split()[0] in rows[str(L)], (table['table'], L, text)
+    rows = table_rows(lines, thesis.T45['table'])  # GitHub: the last two columns, Sandwich and ALiBi
+    for at, col in ((5, thesis.T45['cols']['sandwich']), (6, thesis.T45['cols']['alibi'])):
+        assert [rows[str(L)].split('\t')[at] for L in thesis.T45['rows']] == [f'{v:.2f}' for v in col]
     # Table 6.4, column by column (T_ex, KERPLE, T5, ALiBi, C/K = 32/6, 64/6, 128/6, 128/12, 256/6)
     at = dict(kerple_log=1, t5=2, alibi=3, regular32=5, regular64=6, **{'32/6': 4, '128/12': 7, '256/6': 8})
+    rows = table_rows(lines, thesis.T64['table'])
     for name, col in {**thesis.T64['cols'], **thesis.T64['also']}.items():
-        for i, v in enumerate(col):
-            assert lines[thesis.T64['lines'][0] + i - 1].split('\t')[at[name]] == f'{v:.2f}', (name, i)
-    assert all(f'{v:.3f}' in lines[thesis.T34['line'] - 1] for v in thesis.T34['sec'].values())
-    for line, *cells in thesis.T61['rows'].values():
-        assert all(cell in lines[line - 1] for cell in cells), line
-    assert '5.25' in lines[1394 - 1] and '5.58' in lines[1398 - 1]  # ALiBi on ArXiv, in claims_43
+        for L, v in zip(thesis.T64['rows'], col):
+            assert rows[str(L)].split('\t')[at[name]] == f'{v:.2f}', (name, L)
+    rows = table_rows(lines, thesis.T34['table'])
+    assert all(f'{v:.3f}' in rows['sec/step'] for v in thesis.T34['sec'].values())
+    rows = table_rows(lines, thesis.T61['table'])
+    for label, *cells in thesis.T61['rows'].values():
+        assert all(cell in rows[label] for cell in cells), label
+    rows = table_rows(lines, '4.3', 'ArXiv')
+    assert '5.25' in rows['512'] and '5.58' in rows['8192']  # ALiBi on ArXiv, in claims_43
+    assert thesis.cite(thesis.T43, 0, 3) == 'Table 4.3 (p. 60), GitHub, L_ex 512, 4096'
 
 
 def thesis_protocol_numbers(readme):
