@@ -14,7 +14,7 @@ import torch
 
 from lexgpt.common import pick_device, precision
 from lexgpt.evaluation import bos_id, BOS_DEFAULTS, prompt_with_bos
-from lexgpt.loading import get_tokenizer, load_checkpoint
+from lexgpt.loading import get_tokenizer, load_model
 from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
@@ -62,7 +62,7 @@ def main(cfg):
     if not start:
         raise ConfigError(f"start={cfg['start']!r} is empty: the model needs at least one token to continue")
     torch.manual_seed(cfg['seed'])
-    model, _, meta = load_checkpoint(cfg['ckpt'])
+    model, _, meta = load_model(cfg['ckpt'])
     model.to(device)
     tok, bos = get_tokenizer(meta.get('tokenizer', 'bytes')), bos_id(model, cfg['bos'])
     prompt = prompt_ids(tok, start, bos)

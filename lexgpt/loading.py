@@ -114,7 +114,7 @@ def read_checkpoint(path, mmap=False):
 
 
 def load_pretrained(path, **overrides):
-    """A pretrained checkpoint (pretrained.py) as load_checkpoint's triple. Its data is data/<corpus>-<model> as
+    """A pretrained checkpoint (pretrained.py) as load_model's triple. Its data is data/<corpus>-<model> as
     data.prepare --tokenizer=<model> writes it; the meta names the model's tokenizer."""
     model = GPT.from_pretrained(path, **overrides)
     config = dict(dataset='pycode-' + pretrained.short_name(path), pretrained=str(path))
@@ -160,8 +160,8 @@ def load(path, **overrides):
     return Loaded(model, config, meta, ckpt, os.path.basename(os.path.dirname(os.path.abspath(file))), file)
 
 
-def load_checkpoint(path, **overrides):
-    """-> (model, training config, corpus meta) of `load`."""
+def load_model(path, **overrides):
+    """Any name `ckpt_kind` knows, trained here or pretrained -> (model, training config, corpus meta) of `load`."""
     return load(path, **overrides)[:3]
 
 

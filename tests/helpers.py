@@ -1,5 +1,5 @@
 """Shared by the tests of the analysis scripts: tiny models, a hand-made data split, checkpoints saved as train.py
-saves them (so loading.load_checkpoint reads them with weights_only=True), and a loss computed straight from logits."""
+saves them (so loading.load_model reads them with weights_only=True), and a loss computed straight from logits."""
 import json
 import os
 

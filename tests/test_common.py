@@ -34,7 +34,7 @@ class Payload:
 
 def test_load_checkpoint_round_trip(tmp_path):
     model = save(tmp_path / 'ckpt.pt')
-    loaded, config, meta = loading.load_checkpoint(str(tmp_path))  # a folder holding ckpt.pt works too
+    loaded, config, meta = loading.load_model(str(tmp_path))  # a folder holding ckpt.pt works too
     assert not loaded.training and config == dict(dataset='pycode') and meta == dict(tokenizer='bytes')
     x = torch.randint(0, 256, (1, 20))
     with torch.no_grad():
@@ -47,7 +47,7 @@ def test_a_checkpoint_that_would_run_code_is_refused(tmp_path):
     marker = tmp_path / 'pwned'
     save(tmp_path / 'ckpt.pt', extra=Payload(str(marker)))
     with pytest.raises(ConfigError, match=r'cannot read checkpoint .*ckpt\.pt'):
-        loading.load_checkpoint(str(tmp_path / 'ckpt.pt'))
+        loading.load_model(str(tmp_path / 'ckpt.pt'))
     assert not marker.exists()
 
 
@@ -74,18 +74,18 @@ def test_checkpoint_that_does_not_fit_its_settings(tmp_path):
     ckpt['model_args']['n_layer'] = 2
     torch.save(ckpt, tmp_path / 'deeper.pt')
     with pytest.raises(ConfigError, match=r'deeper\.pt does not fit its model settings'):
-        loading.load_checkpoint(str(tmp_path / 'deeper.pt'))
+        loading.load_model(str(tmp_path / 'deeper.pt'))
     # a FIRE checkpoint from before its threshold became a multiplier (issue 27): retrain; one line names both keys
     fire = dict(ARGS, pe='fire')
     state = {k: v for k, v in GPT(GPTConfig(**fire)).state_dict().items() if k not in ('pe.L_mult', 'pe.L0')}
     torch.save(dict(ckpt, model=dict(state, **{'pe.L': torch.full((1,), 16.0)}), model_args=fire), tmp_path / 'fire.pt')
     with pytest.raises(ConfigError, match=r'fire\.pt does not fit its model settings: Missing key\(s\) in state_dict: '
                                           r'"pe\.L_mult", "pe\.L0"\. Unexpected key\(s\) in state_dict: "pe\.L"\.$'):
-        loading.load_checkpoint(str(tmp_path / 'fire.pt'))
+        loading.load_model(str(tmp_path / 'fire.pt'))
     ckpt['model_args'] = dict(ARGS, future_option=1)
     torch.save(ckpt, tmp_path / 'newer.pt')
     with pytest.raises(ConfigError, match=r"does not know: \['future_option'\]"):
-        loading.load_checkpoint(str(tmp_path / 'newer.pt'))
+        loading.load_model(str(tmp_path / 'newer.pt'))
 
 
 def test_load_runs_expands_globs_and_groups_seeds(tmp_path):

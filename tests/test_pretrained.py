@@ -218,7 +218,7 @@ def test_missing_fields_leftover_tensors_and_bad_paths_are_one_line_errors(tmp_p
         GPT.from_pretrained('nobody/no-model')
     assert '\n' not in str(e.value)
     # nanoGPT's --ckpt=gpt2 / --init_from=gpt2: the hub name it is; offline, one line says so (issue #40)
-    for run in (lambda: loading.load_checkpoint('gpt2'), lambda: train.source_checkpoint(dict(init_from='gpt2'))):
+    for run in (lambda: loading.load_model('gpt2'), lambda: train.source_checkpoint(dict(init_from='gpt2'))):
         with pytest.raises(ConfigError, match="'gpt2' is no file or folder here and cannot download 'gpt2'") as e:
             run()
         assert '\n' not in str(e.value)

@@ -291,7 +291,7 @@ def test_fine_tune_from_a_pretrained_model(llama, tmp_path):
                rope_scaling='yarn', rope_scale=2.0, batch_size=2, max_iters=2, eval_interval=2, eval_iters=1,
                learning_rate=0.0, min_lr=0.0, warmup_iters=0, device='cpu', dropout=0.0)
     train.main(cfg)
-    model, config, _ = loading.load_checkpoint(str(tmp_path / 'out'))
+    model, config, _ = loading.load_model(str(tmp_path / 'out'))
     c = model.config
     assert (c.block_size, c.rope_scaling, c.rope_original_len, c.n_kv_head, c.norm) == (64, 'yarn', L_TR, 2, 'rmsnorm')
     assert config['pretrained']['source'] == folder and config['pretrained']['family'] == 'llama'
@@ -327,7 +327,7 @@ def test_a_fine_tune_keeps_what_it_was_not_asked_to_change(llama, tmp_path, case
                     batch_size=2, max_iters=2, eval_interval=2, eval_iters=1, learning_rate=0.0, min_lr=0.0,
                     warmup_iters=0, device='cpu'))
     printed = capsys.readouterr().out
-    tuned, loaded = loading.load_checkpoint(str(tmp_path / 'out'))[0], GPT.from_pretrained(folder)
+    tuned, loaded = loading.load_model(str(tmp_path / 'out'))[0], GPT.from_pretrained(folder)
     assert kept(tuned.config) and kept(loaded.config) and tuned.config.block_size == 16
     idx = torch.randint(0, V, (1, 48), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
@@ -345,7 +345,7 @@ def test_a_fine_tune_takes_a_setting_given_on_the_command_line_even_at_its_defau
                                                '--batch_size=2', '--max_iters=1', '--eval_interval=1', '--eval_iters=1',
                                                '--learning_rate=0', '--min_lr=0', '--device=cpu'])
     train.main(cfg)
-    assert loading.load_checkpoint(str(tmp_path / 'out'))[0].config.window == 0
+    assert loading.load_model(str(tmp_path / 'out'))[0].config.window == 0
     note = [line for line in capsys.readouterr().out.splitlines() if 'not used' in line]
     assert len(note) == 1 and 'n_embd=256 (checkpoint: 32)' in note[0] and note[0].count('(checkpoint:') == 1
 

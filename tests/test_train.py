@@ -17,7 +17,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from lexgpt import corpus
 import train
 from lexgpt.config import ConfigError, parse_config
-from lexgpt.loading import load_checkpoint
+from lexgpt.loading import load_model
 from model import GPT, GPTConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -119,7 +119,7 @@ def test_resume_equals_uninterrupted(tmp_path, monkeypatch, how):
     rows = list(csv.DictReader(open(out / 'log.csv')))
     assert [int(r['iter']) for r in rows] == [r['iter'] for r in full]
     assert (out / 'loss.png').stat().st_size > 0
-    assert isinstance(load_checkpoint(str(out / "ckpt.pt"))[0], GPT)
+    assert isinstance(load_model(str(out / "ckpt.pt"))[0], GPT)
 
 
 def test_nan_stops_and_keeps_last_good_checkpoint(tmp_path, monkeypatch):
@@ -263,10 +263,10 @@ def test_fine_tune_from_a_checkpoint_at_a_longer_length_with_rope_scaling(tmp_pa
                       learning_rate=0.0, min_lr=0.0)  # so the weights after the steps are the ones it started from
     rows = train.main(tuned)
     assert rows[0]['iter'] == 0
-    model, config, _ = load_checkpoint(str(tmp_path / 'b' / 'out' / 'ckpt.pt'))
+    model, config, _ = load_model(str(tmp_path / 'b' / 'out' / 'ckpt.pt'))
     c = model.config
     assert (c.block_size, c.rope_scaling, c.rope_scale, c.rope_original_len, c.n_layer) == (32, 'yarn', 2.0, 16, 2)
-    source = load_checkpoint(src)[0].state_dict()
+    source = load_model(src)[0].state_dict()
     assert all(torch.equal(p, source[n]) for n, p in model.state_dict().items())
 
 
