@@ -1,6 +1,7 @@
 """results.sh lease (#42) as a dry run: every step of a GPU session's first command, on the CPU at toy sizes, through
-the same lines of results.sh and lease.py, so that the script cannot rot between the rare leases of a GPU. No GPU,
-no network: a tiny Llama made here stands in for SmolLM2, and the corpus is 200 files of this Python's stdlib."""
+the same code (tools/lease.py's session, from `bash results.sh lease`), so that it cannot rot between the rare leases
+of a GPU. No GPU, no network: a tiny Llama made here stands in for SmolLM2, and the corpus is 200 files of this
+Python's stdlib."""
 import glob
 import json
 import os
@@ -133,15 +134,14 @@ def test_pytest_counts_and_failures_are_read_from_its_summary():
 
 
 def test_the_lease_runs_every_cuda_test():
-    """The tests step names the files that hold the CUDA-gated tests: one moved to another file would go unrun."""
-    with open(os.path.join(ROOT, 'results.sh')) as f:
-        lines = f.read().splitlines()
-    at = next(i for i, l in enumerate(lines) if l.strip().startswith('lease tests '))
-    named = set(re.findall(r'tests/\w+\.py', lines[at - 1] + lines[at]))  # the files may be set on the line before
+    """The tests steps name the files that hold the CUDA-gated tests: one moved to another file would go unrun."""
+    named = set(lease.CUDA_TESTS.split())
+    commands = [command for step, _, command in lease.fixed_steps(lease.plan()) if step.startswith('tests')]
+    assert len(commands) == 2 and all(lease.CUDA_TESTS in c and c.endswith('-k cuda') for c in commands)
     for path in glob.glob(os.path.join(ROOT, 'tests', 'test_*.py')):
         with open(path) as f:
             if re.search(r'^def test_cuda', f.read(), re.M):
-                assert os.path.relpath(path, ROOT) in named, f'{path} has CUDA tests; add it to the lease tests line'
+                assert os.path.relpath(path, ROOT) in named, f'{path} has CUDA tests; add it to lease.CUDA_TESTS'
 
 
 def test_the_targets_of_60_are_judged_on_a_gpu_only():
@@ -173,7 +173,7 @@ def test_check_and_reserve(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv('LEASE_END', raising=False)
     assert lease.main(str(tmp_path), 'quick', 5, 'echo one') == 0
     assert lease.done_before(str(tmp_path), 'quick', 'echo one')
-    assert not lease.done_before(str(tmp_path), 'quick', 'echo two')  # results.sh changed the command
+    assert not lease.done_before(str(tmp_path), 'quick', 'echo two')  # the step list changed the command
     assert 'measured again' in capsys.readouterr().out
     monkeypatch.setenv('LEASE_END', str(time.time() + 30))
     monkeypatch.setenv('LEASE_RESERVE', '40')

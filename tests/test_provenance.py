@@ -1,19 +1,17 @@
-"""Provenance (#39, part 7): every JSON under results/ records the command that made it, and that command is one
-that results.sh runs, so `bash results.sh <step>` is how to make it again.
+"""Provenance (#39, part 7; #74): every JSON under results/ records the command that made it, and that command is the
+line of the step that writes it in the step list (tools/steps.py, tools/steps_pretrained.py, tools/lease.py), so
+`bash results.sh <part>` is how to make it again.
 
-results.sh is run dry, every step of it: in a scratch folder that holds a copy of results.sh and of the JSONs under
-results/, `python` is a shell function that writes its command line to a file instead of running it (`python -c`,
-the helpers that read a JSON such as taus, still runs), every other program but sed and tr is a no-op, and
-`[ -f PATH ]` says that inputs (checkpoints, data) exist and outputs (anything under results/) do not, as on a
-machine that has the checkpoints and none of the results: every step runs in full and nothing writes where it
-could harm. A JSON's command then has to be one of the lines listed, up to two options that do not change what is
-measured: --reuse (present or not depending on whether the JSON existed before; the rows it keeps were made with
-the same settings, which extrapolate.py and passkey.py check) and --threads (torch's CPU threads, a speed setting);
-and a lease step's budget (`python -m tools.lease DIR STEP BUDGET ...`), which says how long the step may run, not what
-it measures: a step that ran out of time keeps its JSON until a lease with a longer budget measures it again.
+A step names the JSON it writes; a committed JSON that no step writes, or whose command is not that of a step that
+writes it, is reported, up to options that do not change what is measured: --reuse (present or not depending on
+whether the JSON existed before; the rows it keeps were made with the same settings, which extrapolate.py and
+passkey.py check) and --threads (torch's CPU threads, a speed setting); and a lease step's budget (`python -m
+tools.lease DIR STEP BUDGET ...`), which says how long the step may run, not what it measures: a step that ran out of
+time keeps its JSON until a lease with a longer budget measures it again.
 
 Beside that (#71), a JSON's record has to agree with its command: the threads its rows record, the --reuse file,
-the settings it records for each --key=value (setting_problems).
+the settings it records for each --key=value (setting_problems). The runner itself (tools/results.py): --reuse, skips,
+waits, failures, variables, tee and background steps, and the states --list shows.
 """
 import difflib
 import itertools
@@ -22,9 +20,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
+
+from tools import results, steps
+from tools.steps import Step
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IGNORED = ('--reuse=', '--threads=')
@@ -54,54 +54,6 @@ def rewritten(command):
             command += f' --out_dir={out}'
     return command
 
-# sourced before results.sh; $1 of the script is the step. `builtin [` is the real test inside the override.
-PRELUDE = r'''
-python() {
-  if builtin [ "$1" = -c ]; then "$REAL_PYTHON" "$@"; else printf 'python %s\n' "$*" >> "$DRY_LOG"; fi
-}
-[() {
-  if builtin [ $# = 3 ] && builtin [ "$1" = -f ]; then case $2 in results/*) return 1 ;; *) return 0 ;; esac; fi
-  builtin [ "$@"
-}
-command_not_found_handle() { return 0; }
-'''
-
-
-def steps(script):
-    """The step names of results.sh: every `"$what" = NAME` it tests."""
-    return list(dict.fromkeys(re.findall(r'"\$what" = (\w+)', script)))
-
-
-def dry_run(root, scratch):
-    """-> {step: [the python command lines results.sh runs in that step, in order]}."""
-    with open(os.path.join(root, 'results.sh')) as f:
-        script = f.read()
-    os.makedirs(scratch, exist_ok=True)
-    shutil.copy(os.path.join(root, 'results.sh'), scratch)
-    for path in result_jsons(root):  # what `python -c` helpers read (taus); results/ is the scratch copy
-        os.makedirs(os.path.join(scratch, os.path.dirname(path)), exist_ok=True)
-        shutil.copy(os.path.join(root, path), os.path.join(scratch, path))
-    bin_dir = os.path.join(scratch, '.bin')
-    os.makedirs(bin_dir, exist_ok=True)
-    for tool in ('sed', 'tr'):  # text filters the script pipes through (name lists, opts)
-        found = shutil.which(tool)
-        if found and not os.path.exists(os.path.join(bin_dir, tool)):
-            os.symlink(found, os.path.join(bin_dir, tool))
-    with open(os.path.join(scratch, 'prelude.sh'), 'w') as f:
-        f.write(PRELUDE)
-    out = {}
-    for step in steps(script):
-        log = os.path.join(scratch, f'{step}.log')
-        open(log, 'w').close()
-        env = dict(PATH=bin_dir, HOME=scratch, REAL_PYTHON=sys.executable, DRY_LOG=log)
-        proc = subprocess.run(['/bin/bash', '-c', 'source prelude.sh; source results.sh "$0"', step], cwd=scratch,
-                              env=env, capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, f"dry run of `results.sh {step}` failed: {proc.stderr[-2000:]}"
-        with open(log) as f:
-            out[step] = f.read().splitlines()
-    return out
-
-
 def normal(command):
     """A command line without the options that do not change what is measured, its --key=value options sorted:
     config.py reads them in any order (the last of a repeated key wins, so then the order stays)."""
@@ -125,9 +77,19 @@ def result_jsons(root):
     return sorted(p for p in paths if p.endswith('.json'))
 
 
-def problems(root, commands):
-    """-> one line per JSON whose command is missing or is not a results.sh line (with the nearest line)."""
-    known = {normal(c) for cs in commands.values() for c in cs}
+def writers(every):
+    """{JSON path: the normal forms of the commands of the steps that write it}."""
+    out = {}
+    for s in every:
+        for path in s.outputs:
+            out.setdefault(path, set()).add(normal(steps.resolve(s)))
+    return out
+
+
+def problems(root, every):
+    """-> one line per JSON whose command is missing, that no step writes, or whose command is not that of a step that
+    writes it (with the nearest)."""
+    made_by = writers(every)
     bad = []
     for path in result_jsons(root):
         try:
@@ -141,43 +103,55 @@ def problems(root, commands):
             bad.append(f"{path}: records no command")
         elif 'command_rewritten_from' in data and rewritten(data['command_rewritten_from']) != command:
             bad.append(f"{path}: `{command}` is not what the move's rule makes of `{data['command_rewritten_from']}`")
-        elif normal(command) not in known:
-            near = difflib.get_close_matches(normal(command), known, n=1, cutoff=0)
-            bad.append(f"{path}: `{command}` is not a command of results.sh (nearest: `{near[0] if near else ''}`)")
+        elif path not in made_by:
+            bad.append(f"{path}: no step writes it (its command: `{command}`)")
+        elif normal(command) not in made_by[path]:
+            near = difflib.get_close_matches(normal(command), made_by[path], n=1, cutoff=0)
+            bad.append(f"{path}: `{command}` is not the command of a step that writes it (nearest: `{near[0]}`)")
     return bad
 
 
 @pytest.fixture(scope='module')
-def commands(tmp_path_factory):
-    return dry_run(ROOT, str(tmp_path_factory.mktemp('dry')))
+def every():
+    return results.all_steps()
 
 
-def test_dry_run_lists_every_step(commands):
-    """The harness itself: every step runs dry to its end and lists the commands it would run."""
-    assert {'lm', 'regular', 'regular_runs', 'thesis'} <= set(commands)
-    lm = ' '.join(commands['lm'])
-    assert '--out_dir=results/ppl' in lm and '--reuse=' not in lm  # outputs are absent in the dry run
-    assert any(c.startswith('python -m analysis.thesis') for c in commands['thesis'])
-    # loops expand: one regular_lang.py line per run of the Table 6.1 grid
-    assert sum('regular_lang.py --task=' in c for c in commands['regular_runs']) > 100
+def test_the_step_list(every):
+    """The list itself: every part, each loop expanded, every JSON named once per command that writes it."""
+    parts = set(s.part for s in every)
+    assert {'lm', 'analysis', 'regular', 'regular_runs', 'stream', 'thesis', 'smollm2', 'gemma3', 'gemma3_4x_nobos',
+            'pretrained_gpu', 'gpu', 'lease', 'bench', 'repro', 'mutation', 'erf_tables'} <= parts
+    assert all(set(g) <= parts for g in results.GROUPS.values())
+    assert all(s.command.startswith(('python ', 'cp ')) and s.cost for s in every)
+    assert sum(s.command.startswith('python regular_lang.py --task=') for s in every) > 100  # one per run
+    assert [s.command for s in every if s.part == 'thesis'][-1] == 'python -m analysis.thesis --out_dir=results/thesis'
+    assert all(s.outputs[0].endswith('.json') for s in every if '--out_dir=results' in s.command)
+    # a step that keeps its JSON's rows names that JSON: a typo would start it afresh
+    assert all(s.reuse == s.outputs[0] for s in every if s.reuse)
 
 
-def test_every_result_json_names_its_results_sh_command(commands):
-    bad = problems(ROOT, commands)
-    assert not bad, f"{len(bad)} JSON file(s) under results/ without a results.sh command:\n" + '\n'.join(bad)
+def test_every_result_json_names_the_command_of_its_step(every):
+    bad = problems(ROOT, every)
+    assert not bad, f"{len(bad)} JSON file(s) under results/ without their step's command:\n" + '\n'.join(bad)
 
 
-def test_a_planted_defect_is_found(tmp_path, commands):
-    """A result whose command results.sh does not run, one with none, and a good one (a copy of a real file)."""
+def test_a_planted_defect_is_found(tmp_path, every):
+    """A result that no step writes, one whose step runs another command, one with none, and a good one (a copy of a
+    real file)."""
     ok = result_jsons(ROOT)[0]
     os.makedirs(tmp_path / os.path.dirname(ok))
     shutil.copy(os.path.join(ROOT, ok), tmp_path / ok)
     (tmp_path / 'results' / 'x').mkdir()
     (tmp_path / 'results' / 'x' / 'hand.json').write_text(json.dumps(dict(command='python extrapolate.py --n=3')))
     (tmp_path / 'results' / 'x' / 'bare.json').write_text(json.dumps(dict(value=1)))
-    bad = problems(str(tmp_path), commands)
-    assert len(bad) == 2 and 'hand.json: `python extrapolate.py --n=3` is not a command' in bad[1] \
-        and 'bare.json: records no command' in bad[0], bad
+    (tmp_path / 'results' / 'ppl').mkdir()
+    (tmp_path / 'results' / 'ppl' / 'rope_pi.json').write_text(json.dumps(dict(
+        command='python extrapolate.py --ckpt=out/lm/rope-s[0-9]* --rope_scaling=pi --rope_scale=2 --name=rope_pi')))
+    bad = problems(str(tmp_path), every)
+    assert len(bad) == 3, bad
+    assert 'rope_pi.json: `python extrapolate.py --ckpt' in bad[0] and 'not the command of a step' in bad[0]
+    assert '--rope_scale=4' in bad[0]  # the nearest: the step's own line
+    assert 'bare.json: records no command' in bad[1] and 'hand.json: no step writes it' in bad[2], bad
 
 
 def test_normal_form():
@@ -186,9 +160,11 @@ def test_normal_form():
         normal('python extrapolate.py --name=b --n=1')
     assert normal('python train.py c.py --n=1 --n=2') != normal('python train.py c.py --n=2 --n=1')
     assert normal('python a.py --n=1') != normal('python b.py --n=1')
+    assert normal('python -m tools.lease results/gpu/lease eval 100 python x.py') == \
+        normal('python -m tools.lease results/gpu/lease eval 300 python x.py')
 
 
-def test_a_rewritten_command(tmp_path, commands):
+def test_a_rewritten_command(tmp_path, every):
     """The move's rule on real lines, and a JSON whose `command` is not what the rule makes of its old one."""
     assert rewritten('python kernels.py --ckpt=a --out_dir=results/kernels') == \
         'python -m analysis.kernels --ckpt=a --out_dir=results/kernels'
@@ -200,11 +176,11 @@ def test_a_rewritten_command(tmp_path, commands):
     assert rewritten('python extrapolate.py --ckpt=a --temperature=2:0.9') == \
         'python extrapolate.py --ckpt=a --attn_temperature=2:0.9'
     assert rewritten('python sample.py --temperature=0') == 'python sample.py --temperature=0'
-    (tmp_path / 'results').mkdir()
+    (tmp_path / 'results' / 'thesis').mkdir(parents=True)
     good = dict(command='python -m analysis.thesis --out_dir=results/thesis', command_rewritten_from='python thesis.py')
-    (tmp_path / 'results' / 'good.json').write_text(json.dumps(good))
+    (tmp_path / 'results' / 'thesis' / 'thesis.json').write_text(json.dumps(good))
     (tmp_path / 'results' / 'bad.json').write_text(json.dumps(dict(good, command_rewritten_from='python nope.py')))
-    bad = problems(str(tmp_path), commands)
+    bad = problems(str(tmp_path), every)
     assert len(bad) == 1 and bad[0].startswith('results/bad.json') and 'python nope.py' in bad[0], bad
 
 
@@ -361,3 +337,84 @@ def test_a_record_that_disagrees_with_its_command_is_found(tmp_path):
     assert any('--threads=1, its rows record [2]' in b for b in bad), bad
     assert any('--reuse=results/stream/stream_gemma3.json is not a file' in b for b in bad), bad
     assert any('--tokens=200000, its settings record 100000' in b for b in bad), bad
+
+
+# ---- the runner (tools/results.py) ----
+
+def fake_part(monkeypatch, *fake):
+    monkeypatch.setattr(results, 'all_steps', lambda: list(fake))
+
+
+def test_a_part_runs_in_order_and_stops_at_a_failure(tmp_path, monkeypatch, capfd):
+    """Each step with OMP_NUM_THREADS=1 and its own variables (None: unset), --reuse=FILE once FILE exists, stdout
+    copied to its tee file; skip_if and wait skip a step and say why; a failing step stops the part unless it says
+    keep_going; background steps run one after the other beside the next ones, until a step with join."""
+    log, page, reused = tmp_path / 'log', tmp_path / 'page.md', tmp_path / 'r.json'
+    reused.write_text('{}')
+    say = lambda text, **kw: Step('x', f'python -c "print({text!r})" --log={log}', '1 s', **kw)  # noqa: E731
+    env = "import os,sys; print(os.environ['OMP_NUM_THREADS'], os.environ.get('MKL_X'), sys.argv[1:])"
+    slow = f"import time; time.sleep(2); open('{log}', 'a').write('background ')"
+    fake_part(monkeypatch,
+              Step('x', f'python -c "{env}"', '1 s', env=(('MKL_X', 'AVX2'),), reuse=str(reused), tee=str(page)),
+              Step('x', f'python -c "{slow}"', '1 s', background=True),
+              Step('x', f"python -c \"open('{log}', 'a').write('after ')\"", '1 s'),
+              say('skipped', skip_if=str(reused)), say('waits', wait=lambda: 'a run is training'),
+              Step('x', f"python -c \"open('{log}', 'a').write('joined ')\"", '1 s', join=True),
+              Step('x', 'python -c "import sys; sys.exit(3)"', '1 s', keep_going=True),
+              Step('x', 'python -c "import sys; sys.exit(4)"', '1 s'), say('never'))
+    monkeypatch.setenv('MKL_X', 'outer')
+    assert results.run_part('x') == 4
+    out = capfd.readouterr().out
+    assert f"1 AVX2 ['--reuse={reused}']" in page.read_text()  # the step's variables, its --reuse, its page
+    assert log.read_text() == 'after background joined '  # beside the next step, waited for before the joining one
+    assert f'[4/9] x: skipped: {reused} exists' in out and '[5/9] x: skipped: a run is training' in out
+    assert '[7/9] x: FAILED (exit 3)' in out and '[8/9] x: FAILED (exit 4)' in out and 'never' not in out
+    fake_part(monkeypatch, Step('x', 'python -c "import os; print(os.environ.get(\'MKL_X\'))"', '1 s',
+                                env=(('MKL_X', None),)))
+    assert results.run_part('x') == 0 and 'None' in capfd.readouterr().out.splitlines()[1]
+
+
+def test_list_states(tmp_path, monkeypatch):
+    """--list: missing; a JSON marked partial; a lease step that ran out of time; cells short of their n (a passkey
+    JSON with 1 of 4 keys scored in one cell); a finished file."""
+    monkeypatch.setattr(results, 'ROOT', str(tmp_path))
+    (tmp_path / 'partial.json').write_text(json.dumps(dict(command='python x.py', partial=True, results=[])))
+    (tmp_path / 'lease.json').write_text(json.dumps(dict(command='python -m tools.lease a b 1 c', status='timeout')))
+    (tmp_path / 'done.json').write_text(json.dumps(dict(command='python x.py', results=[])))
+    cell = dict(mult=1, depth=0.5, L_ex=64, keys_so_far=[1])
+    (tmp_path / 'keys.json').write_text(json.dumps(dict(command='python -m analysis.passkey', keys=[1, 2, 3, 4],
+                                                        lengths=[1], depths=[0.5], results=[dict(
+                                                            ckpt='a', variant='vanilla', cells=[cell])])))
+    got = {name: results.state(Step('x', 'python x.py', '1 s', outputs=(name,)))
+           for name in ('nowhere.json', 'partial.json', 'lease.json', 'keys.json', 'done.json')}
+    assert got == {'nowhere.json': 'missing', 'partial.json': 'partial', 'lease.json': 'partial (timeout)',
+                   'keys.json': 'partial n=1/4 (2 cells short)', 'done.json': 'done'}, got
+    assert results.state(Step('x', 'python x.py', '1 s', outputs=('done.json', 'nowhere.json'))) == 'missing'
+
+
+def test_thesis_waits_for_finished_runs(tmp_path, monkeypatch):
+    """An encoding's tables wait until a run has finished (loss.png) and none is still training; a windowed table
+    until every run its list names has finished."""
+    monkeypatch.chdir(tmp_path)
+    assert steps.thesis_wait('lm/a-s[0-9]*') == 'thesis: no finished run lm/a-s[0-9]* yet'
+    for run, done in (('a-s0', True), ('a-s1', False), ('b-s0', True)):
+        os.makedirs(f'lm/{run}')
+        if done:
+            open(f'lm/{run}/loss.png', 'w').close()
+    assert steps.thesis_wait('lm/a-s[0-9]*') == 'thesis: lm/a-s[0-9]* waits, lm/a-s1 is still training'
+    assert steps.thesis_wait('lm/b-s[0-9]*') is None
+    assert 'waits until each' in steps.thesis_wait('lm/b-s[0-9]*', 'lm/b-s[0-9]*,lm/c-s[0-9]*')
+    open('lm/a-s1/loss.png', 'w').close()
+    assert steps.thesis_wait('lm/a-s[0-9]*', 'lm/a-s[0-9]*,lm/b-s[0-9]*') is None
+
+
+def test_results_sh_runs_the_runner():
+    """`bash results.sh PART` (as the pages say) is the runner; --dry_run fills in an earlier step's taus."""
+    done = subprocess.run(['bash', 'results.sh', 'analysis', '--dry_run'], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    with open(os.path.join(ROOT, 'results/attention/attention.json')) as f:
+        row = next(r for r in json.load(f)['results'] if r['ckpt'] == 't5-s0')
+    taus = ','.join('%g:%g' % (length['mult'], length['tau_pmax']) for length in row['lengths'])
+    assert f'--attn_temperature={taus} --out_dir=results/ppl --name=t5_temperature' in done.stdout
+    assert 'python -m analysis.passkey --ckpt=out/lm/alibi-s0,out/lm/t5-s0 --out_dir=results/passkey' in done.stdout

@@ -3,5 +3,8 @@
 
   bench.py  speed and memory: training and long-input evaluation per encoding, attention routes, RegularGPT, pretrained
   cells.py  where long, resumable runs stand: each cell of their result JSONs with the n it reached
-  lease.py  one step of `bash results.sh lease` (a lent GPU): a command under a time budget, its figures kept as JSON
+  lease.py  `bash results.sh lease` (a lent GPU): its steps, each a command under a time budget, figures kept as JSON
+  mutation.py  the mutation run: seeded samples of mutants of the code behind reported numbers, against their tests
+  results.py  what `bash results.sh PART` runs: the steps of a part in order, --list (done, partial, missing), --dry_run
+  steps.py, steps_pretrained.py  the step list: every command that makes a committed result, its JSON and its cost
 """
