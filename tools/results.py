@@ -185,7 +185,7 @@ def run_part(part):
 def dry_run(part):
     for s in steps_of(part):
         reason = why_not(s)
-        env = ''.join(f'{k}={"" if v is None else v} ' for k, v in s.env)
+        env = ''.join(f'env -u {k} ' if v is None else f'{k}={v} ' for k, v in s.env)
         print(f'# {s.part}, skipped now: {reason}' if reason else f'# {s.part}, {s.cost}')
         print(env + command_line(s, dry=True) + (f' | tee {s.tee}' if s.tee else '') + (' &' if s.background else ''))
 

@@ -26,7 +26,8 @@ the GPU lease's. Adding a step is one line in its part's function below, e.g. fo
     step('ruler', 'python -m analysis.ruler --ckpt=out/lm/alibi-s0 --out_dir=results/ruler --name=alibi',
          '20 min', reuse=True)
 
-and a new part is its function, added to PARTS in tools/results.py (which runs them in that order).
+and a new part is a function that returns its steps, added to all_steps() in tools/results.py (the order in which
+--list shows the parts; tests/test_provenance.py then holds the part's JSONs against its lines).
 """
 import functools
 import glob
