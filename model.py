@@ -639,15 +639,9 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x, pe, layer, pos, cache=None, last_k=0):
         """last_k > 0: the queries of the last k positions only (GPT.forward's), against every key."""
-        relative = cache is not None and cache.relative
-        q, k, v = self.project(x, pe, layer, pos, rotate_keys=not relative)
+        q, k, v = self.project(x, pe, layer, pos, rotate_keys=cache is None or not cache.relative)
         pot = pe.potential(layer, x, cache.last_potential(layer) if cache is not None else None)  # FoX's, or None
-        ki, krel, kpot = pos.idx, pos.rel, pot
-        if cache is not None:  # the cached keys before the new ones; a local layer gets back only its window's
-            k, v, kpot = cache.add(layer, k, v, pot, self.window)
-            ki, krel = cache.idx[-k.size(2):], cache.rel[:, -k.size(2):]
-            if relative:
-                k = pe.rotate(k, krel, key=True, layer=layer)
+        k, v, ki, krel, kpot = self.with_past(k, v, pot, pe, layer, pos, cache)
         rows = slice(-last_k, None) if last_k else slice(None)
         q, qpot = q[:, :, rows], (pot[:, :, rows] if pot is not None else None)
         o = self.opts if self.extended else replace(self.opts, local=0, n_starting=0, ceiling=0, topk=0)
@@ -661,6 +655,17 @@ class CausalSelfAttention(nn.Module):
         attend = attention_reference if o.route == 'reference' else routes.attend
         y = attend(q, k, v, pe, call, o, drop)
         return self.resid_dropout(self.c_proj(y.transpose(1, 2).flatten(2)))
+
+    def with_past(self, k, v, pot, pe, layer, pos, cache):
+        """-> keys, values, their token indices, positions and potentials: with a cache, the cached ones before the
+        new ones (a local layer gets back only its window's), a relative cache's keys rotated by their slot."""
+        if cache is None:
+            return k, v, pos.idx, pos.rel, pot
+        k, v, kpot = cache.add(layer, k, v, pot, self.window)
+        ki, krel = cache.idx[-k.size(2):], cache.rel[:, -k.size(2):]
+        if cache.relative:
+            k = pe.rotate(k, krel, key=True, layer=layer)
+        return k, v, ki, krel, kpot
 
     def mask_rules(self, o, cache):
         """The call's (n_starting, local) rules: the layer's own window, the Λ mask, a bounded cache."""
