@@ -98,14 +98,19 @@ def prompt_format(choice, r):
 
 
 @torch.inference_mode()
-def greedy(model, prompt, budget, stop=(), cache=None, step=0):
-    """sample.py's decoding at temperature 0 (GPT.sample_next), a token at a time through a KV cache: the new ids,
-    ending before a stop id or after `budget` of them. The prompt goes in at once, or `step` tokens at a time."""
-    cache = KVCache() if cache is None else cache
+def prefill(model, prompt, cache, step=0):
+    """The prompt into the KV cache, at once or `step` tokens at a time (a stream): its last position's logits."""
     ids = torch.tensor([prompt], dtype=torch.long)
     step = step or ids.size(1)
     for i in range(0, ids.size(1), step):
         logits = model(ids[:, i:i + step], cache=cache, last_k=1)[0]
+    return logits
+
+
+@torch.inference_mode()
+def decode(model, logits, cache, budget, stop=()):
+    """sample.py's decoding at temperature 0 (GPT.sample_next), a token at a time through the cache: the new ids,
+    ending before a stop id or after `budget` of them."""
     out = []
     while len(out) < budget:
         nxt = model.sample_next(logits[:, -1, :].float(), 0, None)
@@ -115,6 +120,12 @@ def greedy(model, prompt, budget, stop=(), cache=None, step=0):
         if len(out) < budget:
             logits = model(nxt, cache=cache)[0]
     return out
+
+
+def greedy(model, prompt, budget, stop=(), cache=None, step=0):
+    """Greedy decoding after a prompt: the new ids (prefill, then decode)."""
+    cache = KVCache() if cache is None else cache
+    return decode(model, prefill(model, prompt, cache, step), cache, budget, stop)
 
 
 def specs(cfg):
@@ -134,18 +145,20 @@ def specs(cfg):
 
 
 def answer(r, spec, m, prompt, budget, stop, cfg):
-    """The model's greedy answer to a prompt under one variant at length m x L_tr: (new ids, seconds, CPU seconds of
-    the process: the cost on a busy machine, for all threads)."""
+    """The model's greedy answer to a prompt under one variant at length m x L_tr: (new ids, times: seconds of the
+    prefill and of the whole, and CPU seconds of the process, all threads: the cost on a busy machine)."""
     label, kw, stream = spec
     t0, cpu = time.perf_counter(), time.process_time()
-    if stream:
-        W, S = stream
-        with r.model.attention(ceiling=W if S else 0):  # as lexgpt/streaming.py's stream_losses
-            ids = greedy(r.model, prompt, budget, stop, KVCache(W, S, relative=True), cfg['stream_step'])
-    else:
-        with r.model.attention(**kw(r.L_tr, m)):
-            ids = greedy(r.model, prompt, budget, stop)
-    return ids, time.perf_counter() - t0, time.process_time() - cpu
+    W, S = stream or (0, 0)
+    cache = KVCache(W, S, relative=True) if stream else KVCache()
+    # the stream as lexgpt/streaming.py's stream_losses: distances capped at W where sinks would stretch them
+    with r.model.attention(**(dict(ceiling=W if S else 0) if stream else kw(r.L_tr, m))):
+        logits = prefill(r.model, prompt, cache, cfg['stream_step'] if stream else 0)
+        t1 = time.perf_counter()
+        ids = decode(r.model, logits, cache, budget, stop)
+    now = time.perf_counter()
+    return ids, dict(seconds=round(now - t0, 2), prefill_seconds=round(t1 - t0, 2),
+                     cpu_seconds=round(time.process_time() - cpu, 2))
 
 
 @contextmanager
@@ -195,7 +208,7 @@ def cell_row(head, samples, metric):
     scores = [s['score'] for s in samples]
     binary = metric == 'part' or all(len(s['outputs']) == 1 for s in samples)
     score, ci, kind = rt.cell_score(scores, binary)
-    mean = lambda key: float(np.mean([s[key] for s in samples])) if samples else None
+    mean = lambda key: float(np.mean([s[key] for s in samples if key in s] or [np.nan]))
     return dict(head, n=len(samples), score=score, ci95=ci, interval=kind, seconds_per_sample=mean('seconds'),
                 cpu_seconds_per_sample=mean('cpu_seconds'), samples=samples)
 
@@ -215,11 +228,11 @@ def run_cell(cfg, r, spec, head, samples, tok, bos, prev, save):
                                   f"({kept['outputs']} against {s['outputs']}): another tokenizer or template?")
             if kept is None:
                 prompt = ([] if bos is None else [bos]) + tok.encode(s['input'] + s.get('answer_prefix', ''))
-                ids, secs, cpu = answer(r, spec, head['mult'], prompt, budget, stop, cfg)
+                ids, times = answer(r, spec, head['mult'], prompt, budget, stop, cfg)
                 pred = tok.decode(ids)
                 kept = dict(index=s['index'], length=s['length'], prompt_tokens=len(prompt), outputs=s['outputs'],
                             pred=pred, score=rt.match(pred, s['outputs'], metric), new_tokens=len(ids),
-                            seconds=round(secs, 2), cpu_seconds=round(cpu, 2))
+                            **times)
                 save(cell_row(dict(head, partial=True), done + [kept], metric))
             done.append(kept)
             progress.done()
@@ -288,8 +301,11 @@ def report(cfg, settings, rows):
                           or [np.nan]) if tasks else avg.get((ckpt, variant, m), {}).get('score', np.nan)
                   for m in mults]
             ax.plot(mults, ys, marker='o', ms=3, color=f'C{i % 10}', label=f'{ckpt} [{variant}]')
+    mults = sorted({r['mult'] for r in rows})
     for ax, panel in zip(axes[0], panels):
         ax.set(xscale='log', xlabel='length / L_tr', ylim=(-3, 103), title=panel)
+        ax.set_xticks(mults, [f'{m:g}' for m in mults])  # the lengths alone: a log axis' own ticks cost seconds
+        ax.minorticks_off()
         ax.set_ylabel('score' if panel == next(iter(panels)) else '')
         ax.grid(alpha=0.3)
     axes[0, -1].legend(fontsize=6)
