@@ -142,11 +142,20 @@ def command_line():
     return ' '.join(['python', script] + sys.argv[1:])
 
 
+def cpu_model():
+    """The processor's name from /proc/cpuinfo (MKL picks its code by vendor and model), or '' where it says none."""
+    try:
+        with open('/proc/cpuinfo') as f:
+            return next((line.split(':', 1)[1].strip() for line in f if line.startswith('model name')), '')
+    except OSError:
+        return ''
+
+
 def environment():
     """What a figure's last digits depend on besides the command: torch's build, the CPU kernels it picked (AVX2,
     AVX512: their softmax rounds differently), the code path MKL's matrix products take if one was forced (README.md,
     Reproducibility) and numpy's version. Every result JSON and checkpoint records it."""
-    return dict(torch=str(torch.__version__), numpy=np.__version__,
+    return dict(torch=str(torch.__version__), numpy=np.__version__, cpu=cpu_model(),
                 cpu_capability=torch.backends.cpu.get_cpu_capability(),
                 mkl_instructions=os.environ.get('MKL_ENABLE_INSTRUCTIONS'))  # None: MKL picks its own code path
 

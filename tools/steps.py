@@ -253,11 +253,13 @@ def bench():
 
 def repro():
     """#71, what reproduces across machines: the demo's two runs (configs/sweep_demo.py) and their Table 3.3
-    perplexities, once with this machine's own kernels and once with MKL's matrix products held to its AVX2 code (the
-    path MKL takes on an AMD EPYC): the same seed and data, only the rounding of the products differs."""
+    perplexities, with this machine's own kernels, with MKL's matrix products held to its AVX2 code (the path MKL
+    takes on an AMD EPYC), and with torch's own kernels held to AVX2 as well: the same seed and data, only the
+    rounding of the products (and of softmax) differs (results/repro/README.md)."""
     out = []
-    for kernels, env in (('native', (('MKL_ENABLE_INSTRUCTIONS', None),)),
-                         ('mkl_avx2', (('MKL_ENABLE_INSTRUCTIONS', 'AVX2'),))):
+    for kernels, env in (('native', (('MKL_ENABLE_INSTRUCTIONS', None), ('ATEN_CPU_CAPABILITY', None))),
+                         ('mkl_avx2', (('MKL_ENABLE_INSTRUCTIONS', 'AVX2'), ('ATEN_CPU_CAPABILITY', None))),
+                         ('avx2', (('MKL_ENABLE_INSTRUCTIONS', 'AVX2'), ('ATEN_CPU_CAPABILITY', 'avx2')))):
         runs = f'out/repro/{kernels}/tiny-sinusoidal,out/repro/{kernels}/tiny-alibi'
         out.append(step('repro', f'python sweep.py configs/sweep_demo.py --jobs=1 '
                         f'--out_dir=out/repro/{kernels}/tiny-{{pe}}', '14 min',
