@@ -6,6 +6,7 @@ Each writes out/<name>/ unless given --out_dir (results.sh names results/...).
   temperature.py      thesis ch. 5: dispersed attention, Algorithm 1's temperature, Propositions 5.1/5.2
   nope.py             thesis ch. 2: NoPE's attention-output variance (Lemma 2.3) and the position probe
   passkey.py          passkey retrieval by length and needle depth
+  recall.py           recall at distance: what an earlier copy of a span, d tokens back, saves on its repeat
   ruler.py            RULER's synthetic tasks (Hsieh et al. 2024) by length, greedy decoding, RULER's jsonl both ways
   thesis.py           the thesis' tables beside ours, each under its own protocol, with paired t-tests
 """

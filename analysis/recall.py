@@ -16,10 +16,12 @@ natural predictability removed). The filler around the copies is the same text o
 
 Recall benefit at (L_ex, d), nats/token: over n spans, the mean of b_i = mean over S's tokens after the first `skip`
 (the model cannot know yet that the span repeats) of loss(control) - loss(repeat). Its 95% CI is a t-interval over
-the n spans (CI_METHOD); it is significantly above 0 where that interval is (a one-sided t-test at 2.5%, its p in the
-JSON; no correction over the d of a row). The recall horizon of a row is the largest d whose benefit is; the share
-beyond L_tr is the mean benefit over the row's d > L_tr divided by the benefit at its smallest d (where that one is
-significant). L_ex is fixed along a row, only d changes: the default grid is s, 2s, 4s, ... (--ratio) plus L_tr and
+the n spans (CI_METHOD); the model recalls at d where that interval lies above --min_benefit (a one-sided t-test at
+2.5%, its p in the JSON; no correction over the d of a row). The floor, 0.001 nats/token by default, keeps out
+effects too small to matter that a deterministic model still shows at n = 64: a tiny ALiBi's flattest head
+(slope 1/256) still weighs a token 2,048 back by e^-8. The recall horizon of a row is the largest such d; the share
+beyond L_tr is the mean benefit over the row's d > L_tr divided by the benefit at its smallest d (where that one
+counts). L_ex is fixed along a row, only d changes: the default grid is s, 2s, 4s, ... (--ratio) plus L_tr and
 L_ex - s, each within s..L_ex - s; --distances lists tokens instead.
 
 The spans (the same at every length and distance) and the fillers (one per span and L_ex, the same for both kinds)
@@ -27,10 +29,19 @@ are drawn once from --seed; the JSON records them (text: offsets into the split;
 of analysis/recall_inputs.py, so that an independent scorer can rebuild every input. Attention variants (windowed,
 lm_infinite, ...) add rows next to the vanilla model; --cache_window=W adds a row scored through the bounded-cache
 stream (lexgpt/streaming.py: the first --n_starting tokens and the last W, distances capped at W when there are
-sinks), --stream_step tokens a forward. Writes <out_dir>/<name>.json, .md and .png; the JSON is rewritten as cells
-are scored (marked partial, at least every SAVE_SECONDS and after each run), and --reuse=<that JSON> goes on where a
-stopped run left off, inside a cell too.
+sinks), --stream_step tokens a forward.
+
+Cost: every input of a span holds the same filler before its earlier copy, so that prefix goes once through a KV
+cache, forked at each copy's start for the repeat and control of every kind (tree_losses; a cache gives what a
+forward gives, tests/test_model.py, for all but the cases `shareable` leaves out). A tiny model at 16 L_tr (8
+distances, both kinds) then runs 37,600 tokens a span instead of 131,072, though a cached query block costs about
+twice a full forward's token on CPU: about 1.7-2x faster in all. --share_prefix=False runs a whole forward per input.
+Writes <out_dir>/<name>.json, .md and .png; the JSON is rewritten as spans are scored (marked partial, at most every
+SAVE_SECONDS and after each run and variant), and --reuse=<that JSON> goes on where a stopped run left off, inside a
+cell too.
 """
+import contextlib
+import copy
 import math
 
 import numpy as np
@@ -59,6 +70,9 @@ DEFAULTS = dict(
     skip=4,                     # S's first tokens left out of the score
     kinds=['text', 'random'],   # text | random (repeated random tokens)
     batch_tokens=16384,         # tokens per forward pass (at least one span's repeat and control)
+    share_prefix=True,          # run each span's filler once through a KV cache for all its inputs, where a cache
+                                # gives what a forward gives (shareable); False: a whole forward per input
+    min_benefit=0.001,          # nats/token: recall counts where the 95% CI lies above it (0: above 0)
     cache_window=0,             # >0: also a row through the bounded-cache stream of this many last tokens, with the
                                 # first n_starting tokens as sinks
     stream_step=256,            # the stream's tokens per forward
@@ -78,62 +92,116 @@ DEFAULTS = dict(
 
 CI_METHOD = ("b_i = mean over span i's scored tokens of loss(control) - loss(repeat); benefit = mean of b over the n "
              "spans, 95% CI = benefit +- t(0.975, n-1) sd(b) / sqrt(n) (a t-interval over spans, paired by span); "
-             "p = one-sided t-test of benefit > 0; significant: the CI's lower end above 0 (p < 0.025)")
+             "p = one-sided t-test of benefit > min_benefit; significant: the CI's lower end above min_benefit "
+             "(p < 0.025)")
 LAYOUT = ("input of L_ex tokens: tokens[f:f+L_ex] of the split (f: fillers[L_ex][i]), with S at L_ex-s.. and "
           "S (repeat) or S' (control) at p1 = L_ex - s - d; with a BOS id, position 0 holds it; scored: the losses of "
           "the last s - skip tokens (S[skip:]); spans: text [S start, S' start] in the split, random [S ids, S' ids]")
 SAVE_SECONDS = 10.0  # a run under way rewrites its partial JSON at most this often (and after each run and variant)
 
 
+def new_cache(stream):
+    return KVCache() if stream is None else KVCache(cache_window=stream[0], n_starting=stream[1], relative=True)
+
+
+def fork(cache, times):
+    """A copy of the KV cache whose batch rows are each repeated `times` times (row b -> rows b*times ..): the
+    cached prefix of one span serves its repeat and control inputs of every kind. Tensors are replaced, never
+    written into, when the cache grows, so the copy shares none that a forward changes."""
+    out, rows = copy.copy(cache), lambda t: None if t is None else t.repeat_interleave(times, 0)
+    out.k, out.v, out.pot = ({layer: rows(t) for layer, t in d.items()} for d in (cache.k, cache.v, cache.pot))
+    out.window = dict(cache.window)
+    out.rel = cache.rel if cache.rel.size(0) == 1 else rows(cache.rel)
+    out.pe_state = tuple(map(rows, cache.pe_state)) if isinstance(cache.pe_state, tuple) else cache.pe_state
+    return out
+
+
+def feed(model, x, cache, stream, step):
+    """x through the cache with no scores (the head sees one position a call): the stream step by step."""
+    for a in range(0, x.size(1), step if stream else max(1, x.size(1))):
+        model(x[:, a:a + step] if stream else x, cache=cache)
+
+
+def attention_of(model, stream):
+    """The stream's distance ceiling (W, where there are sinks: streaming.stream_losses), or no change."""
+    return model.attention(ceiling=stream[0] if stream[1] else 0) if stream else contextlib.nullcontext()
+
+
 @torch.inference_mode()
-def scored_losses(model, x, m, stream=None, step=256):
+def scored_losses(model, x, m, stream=None, step=256, cache=None):
     """float64 [B, m]: the losses of the last m tokens of each input row x [B, L] (the targets x[:, L-m:], predicted
-    at positions L-m-1..L-2), from one forward whose last block and head see only the last m+1 positions, or through
-    the bounded cache stream = (W, S): streaming.stream_losses' cache and distance ceiling, fed stream_step tokens at
-    a time, the head reached only by the scored positions."""
+    at positions L-m-1..L-2), the last block and head reached only by the last m+1 positions; from one forward, or
+    after the prefix a KV cache holds (fork), or through the bounded cache stream = (W, S): the cache and distance
+    ceiling of streaming.stream_losses, stream_step tokens a forward."""
     L = x.size(1)
     y = torch.cat([x[:, L - m:], torch.full((len(x), 1), -1, dtype=x.dtype)], 1)  # the last position scores nothing
     if stream is None:
-        logits = model(x, targets=y, reduction='none', last_k=m + 1)[0]
+        logits = model(x, targets=y, cache=cache, reduction='none', last_k=m + 1)[0]
     else:
-        W, S = stream
-        cache = KVCache(cache_window=W, n_starting=S, relative=True)
-        with model.attention(ceiling=W if S else 0):
-            for a in range(0, L - m - 1, step):
-                model(x[:, a:min(a + step, L - m - 1)], cache=cache)  # no targets: the head sees one position
+        cache = new_cache(stream) if cache is None else cache
+        with attention_of(model, stream):
+            feed(model, x[:, :L - m - 1], cache, stream, step)
             logits = model(x[:, L - m - 1:], targets=y, cache=cache, reduction='none')[0]
     logp = logits[:, :m].double().log_softmax(-1)
     return -logp.gather(-1, y[:, :m, None])[..., 0].cpu()
 
 
-def cell_scores(model, inputs, m, batch_tokens, stream=None, step=256, before=(), save=lambda so_far: None,
-                progress=None):
-    """Per span [mean loss of the repeat, of the control] over its m scored tokens; inputs [2n, L] hold span i's
-    repeat at row 2i and its control at 2i+1, and a forward pass takes whole spans, as many as batch_tokens allows
-    (at least one). before: the pairs of the spans a stopped run scored; save(pairs so far) after each pass."""
-    L, out = inputs.shape[1], [list(p) for p in before]
-    per = max(1, batch_tokens // (2 * L))
-    for i in range(len(out), len(inputs) // 2, per):
-        x = torch.from_numpy(inputs[2 * i:2 * (i + per)])
-        loss = scored_losses(model, x, m, stream, step).mean(-1).view(-1, 2)
-        out += loss.tolist()
-        if progress:
-            progress.done(len(loss))
-        save(out)
+@torch.inference_mode()
+def tree_losses(model, trunk, branches, m, stream=None, step=256):
+    """The inputs of a batch of spans with their common prefix run once: trunk [B, T] (each span's filler, which
+    every input of the span holds before its earlier copy), branches {p1: [B*R, L - p1]} (the R inputs of each span
+    from its copy at p1 on, span-major). The prefix up to each p1 (ascending) goes through one KV cache, forked for
+    the branches -> {p1: float64 [B*R, m]}, what scored_losses gives for the whole inputs."""
+    cache, at, out = new_cache(stream), 0, {}
+    with attention_of(model, stream):
+        for p1 in sorted(branches):
+            feed(model, trunk[:, at:p1], cache, stream, step)
+            at, x = p1, branches[p1]
+            out[p1] = scored_losses(model, x, m, stream, step, fork(cache, len(x) // len(trunk)) if p1 else None)
     return out
 
 
-def summary(pairs):
-    """The benefit of one cell from its spans' [repeat, control] mean losses: mean, sd, 95% CI and p (CI_METHOD)."""
+def shareable(model, kw):
+    """Whether a KV cache gives what one forward gives (tests/test_model.py's decoding test), so that a span's prefix
+    can be run once: not RegularGPT (no cache), randomized positions (a cache continues 0..T-1, a forward draws) or
+    dynamic NTK (a cache keeps each key's base), nor top-k, a hook or a temperature."""
+    cfg = model.config
+    return (cfg.pe != 'regular' and not getattr(cfg, 'randomized_positions', 0) and cfg.rope_scaling != 'dynamic'
+            and not kw.get('topk') and set(kw) <= {'local', 'n_starting', 'ceiling', 'topk', 'topk_from_layer'})
+
+
+def batch_pairs(model, probe, L, which, cells, m, stream, step, share):
+    """{(kind, d): [[repeat loss, control loss] per span of `which`]} of the asked cells of one length, by full
+    forwards or, with share, one prefix a span (tree_losses)."""
+    s, out = probe.s, {}
+    if not share:
+        for kind, d in cells:
+            x = torch.from_numpy(probe.inputs(kind, L, d, which))
+            out[kind, d] = scored_losses(model, x, m, stream, step).mean(-1).view(-1, 2).tolist()
+        return out
+    kinds, ds = list(dict.fromkeys(k for k, _ in cells)), sorted({d for _, d in cells})
+    trunk = torch.from_numpy(probe.inputs(kinds[0], L, ds[0], which)[0::2, :L - s - ds[0]])
+    branches = {L - s - d: torch.from_numpy(np.stack([probe.inputs(k, L, d, which).reshape(len(which), 2, L)
+                                                      for k in kinds], 1).reshape(-1, L)[:, L - s - d:]) for d in ds}
+    got = tree_losses(model, trunk, branches, m, stream, step)
+    for d in ds:
+        loss = got[L - s - d].mean(-1).view(len(which), len(kinds), 2)
+        out.update({(k, d): loss[:, i].tolist() for i, k in enumerate(kinds)})
+    return {c: out[c] for c in cells}
+
+
+def summary(pairs, floor=0.0):
+    """The benefit of one cell from its spans' [repeat, control] mean losses: mean, sd, 95% CI, and p of the one-sided
+    t-test of benefit > floor (CI_METHOD); significant where the CI lies above the floor."""
     rep, ctl = np.array(pairs).T
     b, n = ctl - rep, len(pairs)
     mean, sd = float(b.mean()), float(b.std(ddof=1)) if n > 1 else math.nan
     if n > 1 and sd > 0:
         half = float(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n))
-        p = float(stats.t.sf(mean / (sd / math.sqrt(n)), n - 1))
+        p = float(stats.t.sf((mean - floor) / (sd / math.sqrt(n)), n - 1))
     else:  # every span the same benefit (a model that cannot see the copy: exactly 0) or a single span
-        half, p = (0.0, float(mean <= 0)) if sd == 0 else (math.nan, math.nan)
-    return dict(benefit=mean, sd=sd, ci95=[mean - half, mean + half], p=p, significant=bool(mean - half > 0),
+        half, p = (0.0, float(mean <= floor)) if sd == 0 else (math.nan, math.nan)
+    return dict(benefit=mean, sd=sd, ci95=[mean - half, mean + half], p=p, significant=bool(mean - half > floor),
                 n=n, loss_repeat=float(rep.mean()), loss_control=float(ctl.mean()),
                 repeat_loss=rep.tolist(), control_loss=ctl.tolist())
 
@@ -167,8 +235,8 @@ class Probe:
     def grid(self, L, L_tr):
         return distance_grid(L, L_tr, self.s, self.cfg['ratio'], self.bos, self.cfg['distances'])
 
-    def inputs(self, kind, L, d):
-        return cell_inputs(self.split, self.spans, kind, self.filler(L), L, d, self.s, self.bos)
+    def inputs(self, kind, L, d, which=None):
+        return cell_inputs(self.split, self.spans, kind, self.filler(L), L, d, self.s, self.bos, which)
 
 
 def cell_key(row, cell):
@@ -179,14 +247,15 @@ def measure(cfg, probe, r, label, kw, stream, prev, save):
     """One run under one variant: a cell per (length, kind, d), taken from the --reuse file where it holds the cell,
     gone on with from the spans it holds of a cell stopped part-way; save(cells) as the spans are scored. A length
     the model refuses (learned positions past block_size) is left out with a note."""
-    cells, m, head = [], cfg['span'] - cfg['skip'], dict(ckpt=r.name, variant=label, iters=r.iters)
+    cells, head = [], dict(ckpt=r.name, variant=label, iters=r.iters)
     plan = [(mult, ex_len(mult, r.L_tr)) for mult in cfg['lengths']]
     total = sum(len(cfg['kinds']) * len(probe.grid(L, r.L_tr)) * cfg['n'] for _, L in plan)
     progress = Progress(f'{r.name} {label}', total, 'spans')
     for mult, L in plan:
         try:
             with r.model.attention(**kw(r.L_tr, mult)):
-                row = measure_length(cfg, probe, r, mult, L, m, stream, prev, head, cells, save, progress)
+                share = cfg['share_prefix'] and shareable(r.model, kw(r.L_tr, mult))
+                row = measure_length(cfg, probe, r, mult, L, share, stream, prev, head, cells, save, progress)
         except ValueError as e:
             if isinstance(e, ConfigError):
                 raise
@@ -204,24 +273,32 @@ def measure(cfg, probe, r, label, kw, stream, prev, save):
     return cells
 
 
-def measure_length(cfg, probe, r, mult, L, m, stream, prev, head, cells, save, progress):
-    row = []
-    for kind in cfg['kinds']:
-        for d in probe.grid(L, r.L_tr):
-            cell = dict(kind=kind, mult=mult, L_ex=L, d=d)
-            done = (prev.take(cell_key(head, cell)) or (None, {}))[1]
-            if done.get('benefit') is not None:
-                row.append(done)
-                progress.done(cfg['n'])
-                continue
-            before = done.get('spans_so_far', [])
-            progress.done(len(before))
-            keep = lambda so_far: save(cells + row + [dict(cell, benefit=None, spans_so_far=so_far)])
-            pairs = cell_scores(r.model, probe.inputs(kind, L, d), m, cfg['batch_tokens'], stream,
-                                cfg['stream_step'], before, keep, progress)
-            row.append(dict(cell, **summary(pairs), **(dict(spans_scored_before=len(before)) if before else {})))
-            save(cells + row)
-    return row
+def measure_length(cfg, probe, r, mult, L, share, stream, prev, head, cells, save, progress):
+    """The cells of one length, every (kind, d), a batch of spans at a time through all of them (batch_pairs); a
+    cell the --reuse file holds whole is kept, one it holds in part goes on from the spans it holds."""
+    n, whole, pairs = cfg['n'], {}, {}
+    order = [(kind, d) for kind in cfg['kinds'] for d in probe.grid(L, r.L_tr)]
+    cell = lambda c, **kw: dict(kind=c[0], mult=mult, L_ex=L, d=c[1], **kw)
+    for c in order:
+        done = (prev.take(cell_key(head, cell(c))) or (None, {}))[1]
+        if done.get('benefit') is not None:
+            whole[c] = done
+        else:
+            pairs[c] = [list(p) for p in done.get('spans_so_far', [])]
+    before = {c: len(p) for c, p in pairs.items()}
+    progress.done(n * len(whole) + sum(before.values()))
+    per = max(1, cfg['batch_tokens'] // (2 * L * (len(cfg['kinds']) if share else 1)))
+    for i in range(min(before.values(), default=n), n, per):
+        which = range(i, min(i + per, n))
+        todo = [c for c in pairs if len(pairs[c]) < which[-1] + 1]
+        got = batch_pairs(r.model, probe, L, which, todo, cfg['span'] - cfg['skip'], stream, cfg['stream_step'],
+                          share)
+        for c in todo:
+            pairs[c] += got[c][len(pairs[c]) - i:]
+        progress.done(sum(len(which) for _ in todo))
+        save(cells + [whole.get(c) or cell(c, benefit=None, spans_so_far=pairs[c]) for c in order])
+    return [whole.get(c) or cell(c, **summary(pairs[c], cfg['min_benefit']),
+                                 **(dict(spans_scored_before=before[c]) if before[c] else {})) for c in order]
 
 
 def previous_cells(path, settings, spans):
@@ -273,8 +350,9 @@ def check(cfg):
         raise ConfigError(f"n={cfg['n']}: a confidence interval over spans needs n >= 2")
     if any(not isinstance(d, int) or d < 1 for d in cfg['distances']):
         raise ConfigError(f"distances={cfg['distances']}: expected positive token counts, e.g. 32,256,1024")
-    if not cfg['ratio'] > 1:
-        raise ConfigError(f"ratio={cfg['ratio']:g}: the grid's step must be above 1")
+    if not cfg['ratio'] > 1 or cfg['min_benefit'] < 0:
+        raise ConfigError(f"ratio={cfg['ratio']:g}, min_benefit={cfg['min_benefit']:g}: the grid's step must be above "
+                          f"1, the floor >= 0")
     if cfg['batch_tokens'] < 1 or cfg['cache_window'] < 0 or cfg['stream_step'] < 1:
         raise ConfigError(f"batch_tokens={cfg['batch_tokens']}, cache_window={cfg['cache_window']}, stream_step="
                           f"{cfg['stream_step']}: batch_tokens and stream_step >= 1, cache_window >= 0")
@@ -307,7 +385,7 @@ def main(cfg):
         raise ConfigError(f"{', '.join(small)}: a vocabulary smaller than the ids of {split.name}")
     probe = Probe(cfg, split, split_vocab(split, bos), bos)
     settings = dict(split=split.name, span=cfg['span'], skip=cfg['skip'], n=cfg['n'], kinds=list(cfg['kinds']),
-                    seed=cfg['seed'], bos=bos)
+                    seed=cfg['seed'], bos=bos, min_benefit=cfg['min_benefit'])
     prev, out = previous_cells(cfg['reuse'], settings, probe.spans), []
     for r in runs:
         for label, kw, stream in specs:
@@ -401,7 +479,8 @@ def curve(ax, runs, kind, mult, color):
 
 def report(cfg, probe, settings, rows):
     md = (f"Recall at distance: {cfg['n']} spans of s = {cfg['span']} tokens per cell, scored after the first "
-          f"{cfg['skip']}; {settings['split']}. {CI_METHOD}. Horizon: the largest d with a significant benefit; "
+          f"{cfg['skip']}; {settings['split']}; min_benefit = {cfg['min_benefit']:g} nats/token. {CI_METHOD}. "
+          f"Horizon: the largest d with a significant benefit; "
           f"share > L_tr: the mean benefit over d > L_tr / the benefit at the smallest d.\n\n" + tables(cfg, rows))
     print('\n' + md)
     write_outputs(cfg['out_dir'], cfg['name'], payload(probe, settings, rows), md, figure(cfg, rows) if rows else None)

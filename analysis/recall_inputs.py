@@ -117,11 +117,12 @@ def span_tokens(split, spans, kind, i, s):
     return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
 
 
-def cell_inputs(split, spans, kind, fillers, L, d, s, bos=None):
-    """The 2n inputs [2n, L] of one cell, span i's repeat at row 2i and its control at 2i+1 (a forward pass holds both
-    of a span wherever it holds two rows)."""
+def cell_inputs(split, spans, kind, fillers, L, d, s, bos=None, which=None):
+    """The 2n inputs [2n, L] of one cell (or of the spans `which`), span i's repeat at row 2i and its control at
+    2i+1 (a forward pass holds both of a span wherever it holds two rows)."""
     rows = []
-    for i, f in enumerate(fillers):
+    for i in range(len(fillers)) if which is None else which:
+        f = fillers[i]
         S, S2 = span_tokens(split, spans, kind, i, s)
         rows += recall_pair(split.tokens[f:f + L], S, S2, d, bos)
     return np.stack(rows)

@@ -13,7 +13,8 @@ import helpers
 from analysis import recall as rc
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, recall_pair, KINDS
 from lexgpt.config import ConfigError
-from lexgpt.streaming import stream_losses
+from lexgpt.evaluation import VARIANT_DEFAULTS, variants
+from lexgpt.streaming import stream_losses, stream_refusal
 from model import GPT, GPTConfig
 
 SPLIT = helpers.make_split((300, 40, 500, 10, 260, 900))
@@ -71,37 +72,81 @@ def test_spans_and_fillers_from_the_split():
             assert list(x[2 * i, p1 + s:L - s]) == list(SPLIT.tokens[f + p1 + s:f + L - s])
 
 
-def per_token(model, L, d, s, skip, stream=None, n=4):
-    """[n, s - skip] float64 loss(control) - loss(repeat) of each span's scored tokens (random spans)."""
-    spans = draw_spans(SPLIT, s, n, 0, ('random',), np.arange(1, helpers.V))
-    x = torch.from_numpy(cell_inputs(SPLIT, spans, 'random', draw_fillers(SPLIT, L, None, n, s, 0), L, d, s))
-    loss = rc.scored_losses(model, x, s - skip, stream, step=5)
+def probe_for(s, n, kinds=KINDS, seed=0):
+    """The probe's spans and fillers over SPLIT, as main draws them."""
+    cfg = dict(rc.DEFAULTS, span=s, n=n, seed=seed, kinds=list(kinds))
+    return rc.Probe(cfg, SPLIT, np.arange(1, helpers.V), None)
+
+
+def per_token(model, L, d, s, skip, stream, share, n=4):
+    """[n, s - skip] float64 loss(control) - loss(repeat) of each span's scored tokens (random spans), by whole
+    forwards or with each span's prefix run once (tree_losses)."""
+    probe, m = probe_for(s, n, ('random',)), s - skip
+    x = torch.from_numpy(probe.inputs('random', L, d))
+    if share:
+        p1 = L - s - d
+        loss = rc.tree_losses(model, x[0::2, :p1], {p1: x[:, p1:]}, m, stream, step=5)[p1]
+    else:
+        loss = rc.scored_losses(model, x, m, stream, step=5)
     return (loss[1::2] - loss[0::2]).numpy()
 
 
+def benefit(model, L, d, s, skip, stream, share, n=4):
+    probe = probe_for(s, n)
+    pairs = rc.batch_pairs(model, probe, L, range(n), [('text', d), ('random', d)], s - skip, stream, 5, share)
+    return [rc.summary(p) for p in pairs.values()]
+
+
+@pytest.mark.parametrize('share', [False, True])
 @pytest.mark.parametrize('n_layer, stream', [(1, False), (3, False), (1, True), (3, True)])
-def test_no_benefit_past_the_reach_of_a_window_or_a_bounded_cache(n_layer, stream):
+def test_no_benefit_past_the_reach_of_a_window_or_a_bounded_cache(n_layer, stream, share):
     """A window of w keys (or a bounded cache of W, no sinks) moves information at most w - 1 tokens back a layer, so
     in float64 every scored token's loss is exactly the same in repeat and control once d > n_layer (w - 1) + s - skip
     (the first scored token, at L - s + skip - 1, is then beyond reach of the copy's last, at L - d - 1); one token
-    closer it is not. For the sum over spans: benefit exactly 0 for every d > n_layer * w + s, not before."""
+    closer it is not. For the mean over spans: benefit exactly 0 for every d > n_layer * w + s, not before."""
     w, s, skip, L = 6, 8, 2, 64
     model = helpers.sharp('alibi', n_layer=n_layer).double()
     edge = n_layer * (w - 1) + s - skip
     kw, cache = (dict(), (w, 0)) if stream else (dict(local=w), None)
     with model.attention(**kw):
-        assert (per_token(model, L, edge + 1, s, skip, cache) == 0).all()
-        assert (per_token(model, L, edge, s, skip, cache)[:, 0] != 0).all()
+        assert (per_token(model, L, edge + 1, s, skip, cache, share) == 0).all()
+        assert (per_token(model, L, edge, s, skip, cache, share)[:, 0] != 0).all()
         for d in range(n_layer * w + s + 1, L - s + 1, 3):
-            pairs = rc.cell_scores(model, cell_input_pairs(L, d, s), s - skip, 4 * L, cache, step=5)
-            assert rc.summary(pairs)['benefit'] == 0 and rc.summary(pairs)['ci95'] == [0, 0]
-        near = rc.summary(rc.cell_scores(model, cell_input_pairs(L, s + 2, s), s - skip, 4 * L, cache, step=5))
-        assert abs(near['benefit']) > 1e-3
+            assert all(c['benefit'] == 0 and c['ci95'] == [0, 0] for c in benefit(model, L, d, s, skip, cache, share))
+        assert all(abs(c['benefit']) > 1e-3 for c in benefit(model, L, s + 2, s, skip, cache, share))
+
+
+@pytest.mark.parametrize('pe', ['alibi', 'rope', 'fox', 'cope', 'bipe_alibi', 't5', 'fire'])
+def test_a_prefix_run_once_gives_what_whole_forwards_give(pe):
+    """tree_losses (each span's filler once through a KV cache, forked for its inputs) against a whole forward per
+    input, in float64 (but for the routes' float32 parts: ALiBi's potential), plain, windowed, under LM-Infinite's
+    Λ mask and ceiling, and through a bounded-cache stream."""
+    model, s, L, n = helpers.tiny(pe, strong=True, bipe_sep_ids=(5, 9)), 6, 40, 3
+    model, tol = (model, 2e-5) if pe == 'fire' else (model.double(), 1e-6)  # FIRE's MLP runs in float32 only
+    probe = probe_for(s, n)
+    cells = [(k, d) for k in KINDS for d in (6, 11, 20, 34)]
+    streams = [] if stream_refusal(model) else [({}, (8, 2))]  # main streams only what streaming allows
+    lm_infinite = dict(local=8, n_starting=2, ceiling=8, topk=0, topk_from_layer=5)  # evaluation.variants' kwargs
+    for kw, stream in [({}, None), (dict(local=8), None), (lm_infinite, None)] + streams:
+        with model.attention(**kw):
+            whole, shared = (rc.batch_pairs(model, probe, L, range(n), cells, s - 1, stream, 7, share)
+                             for share in (False, True))
+        for c in cells:
+            np.testing.assert_allclose(shared[c], whole[c], rtol=tol, err_msg=f'{pe} {kw} {stream} {c}')
+
+
+def test_shareable_refuses_what_a_cache_changes():
+    lm_infinite = dict(variants(dict(VARIANT_DEFAULTS, no_vanilla=True, lm_infinite=True))[0][1](8, 2.0))
+    assert rc.shareable(helpers.tiny('alibi'), lm_infinite) and rc.shareable(helpers.tiny('alibi'), dict(local=8))
+    assert not rc.shareable(helpers.tiny('alibi'), dict(lm_infinite, topk=2))
+    assert not rc.shareable(helpers.tiny('alibi'), dict(attn_temperature=0.9))
+    assert not rc.shareable(helpers.tiny('regular'), {})
+    assert not rc.shareable(helpers.tiny('rope', randomized_positions=64), {})
+    assert not rc.shareable(helpers.tiny('rope', rope_scaling='dynamic', rope_scale=2.0), {})
 
 
 def cell_input_pairs(L, d, s, n=4):
-    spans = draw_spans(SPLIT, s, n, 0, ('text',), None)
-    return cell_inputs(SPLIT, spans, 'text', draw_fillers(SPLIT, L, spans['text'], n, s, 0), L, d, s)
+    return probe_for(s, n, ('text',)).inputs('text', L, d)
 
 
 def test_stream_scoring_equals_streaming_stream_losses():
@@ -137,6 +182,10 @@ def test_summary_against_scipy_and_row_verdict_by_hand():
     assert out['benefit'] == pytest.approx(b.mean()) and out['ci95'] == pytest.approx(list(ci))
     assert out['p'] == pytest.approx(stats.ttest_1samp(b, 0, alternative='greater').pvalue)
     assert out['significant'] == (ci[0] > 0) and out['n'] == 20 and out['repeat_loss'] == pytest.approx(list(rep))
+    for floor in (ci[0] - 0.01, ci[0] + 0.01):  # recall counts where the CI lies above the floor
+        above = rc.summary(np.stack([rep, rep + b], 1).tolist(), floor)
+        assert above['significant'] == (floor < ci[0])
+        assert above['p'] == pytest.approx(stats.ttest_1samp(b, floor, alternative='greater').pvalue)
     cell = lambda d, benefit, sig: dict(kind='text', mult=4, L_ex=64, d=d, benefit=benefit, significant=sig)
     row = [cell(32, 0.1, True), cell(4, 0.8, True), cell(8, 0.5, True), cell(20, 0.3, False), cell(48, 0.3, False)]
     v = rc.row_verdict(row, 16)
@@ -162,11 +211,12 @@ def copier():
 
 def test_a_model_trained_to_copy_shows_a_positive_benefit_at_small_d(copier):
     s, L, n = 8, 32, 16
-    spans = draw_spans(SPLIT, s, n, 1, KINDS, np.arange(1, helpers.V))
-    fillers = draw_fillers(SPLIT, L, spans['text'], n, s, 1)
-    for kind in KINDS:
-        out = rc.summary(rc.cell_scores(copier, cell_inputs(SPLIT, spans, kind, fillers, L, s, s), s - 2, 16384))
-        assert out['significant'] and out['benefit'] > 0.3 and out['loss_control'] > out['loss_repeat']
+    probe = probe_for(s, n, seed=1)
+    for share in (False, True):
+        pairs = rc.batch_pairs(copier, probe, L, range(n), [(k, s) for k in KINDS], s - 2, None, 256, share)
+        for kind in KINDS:
+            out = rc.summary(pairs[kind, s])
+            assert out['significant'] and out['benefit'] > 0.3 and out['loss_control'] > out['loss_repeat']
 
 
 def cfg_for(tmp_path, **kw):
@@ -212,7 +262,7 @@ def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path):
             np.testing.assert_allclose(got, rescored(model, SPLIT, data, row, cell), atol=1e-5)
         assert [v['horizon'] for v in row['verdicts']] == [
             max([c['d'] for c in row['cells'] if (c['kind'], c['mult']) == (v['kind'], v['mult'])
-                 and c['ci95'][0] > 0], default=0) for v in row['verdicts']]
+                 and c['ci95'][0] > data['settings']['min_benefit']], default=0) for v in row['verdicts']]
     assert (tmp_path / 'out' / 'recall.png').exists() and '### random' in open(tmp_path / 'out' / 'recall.md').read()
 
 
@@ -221,31 +271,31 @@ class Stopped(Exception):
 
 
 def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, monkeypatch):
-    # L_ex = 16: d = 4, 8, 12, two spans a forward; L_ex = 32: d = 4, 8, 16, 28, one span a forward
+    # L_ex = 16: d = 4, 8, 12, two spans a batch; L_ex = 32: d = 4, 8, 16, 28, one span a batch
     cfg = cfg_for(tmp_path, kinds=['text'], batch_tokens=64)
     full = rc.main(dict(cfg, name='full'))
     monkeypatch.setattr(rc, 'SAVE_SECONDS', 0.0)
-    calls, real = [], rc.scored_losses
+    calls, real = [], rc.batch_pairs
 
     def stopping(*a, **kw):
         calls.append(1)
-        # the 9th pass: the 3 cells of L_ex = 16 (two passes each) and 2 of the 4 spans of the first cell of 32 are done
-        if stopping.armed and len(calls) == 9:
+        if stopping.armed and len(calls) == 4:  # the 2 batches of L_ex = 16 and the first span of L_ex = 32 are done
             stopping.armed = False
             raise Stopped
         return real(*a, **kw)
     stopping.armed = True
-    monkeypatch.setattr(rc, 'scored_losses', stopping)
+    monkeypatch.setattr(rc, 'batch_pairs', stopping)
     with pytest.raises(Stopped):
         rc.main(cfg)
     part = json.load(open(tmp_path / 'out' / 'recall.json'))
     cells = part['results'][0]['cells']
-    assert part['partial'] and len(cells) == 4 and cells[-1]['benefit'] is None and len(cells[-1]['spans_so_far']) == 2
+    assert part['partial'] and [c['benefit'] is None for c in cells] == [False] * 3 + [True] * 4
+    assert all(len(c['spans_so_far']) == 1 for c in cells[3:])
     calls.clear()
     again = rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json')))
     drop = lambda c: {k: v for k, v in c.items() if k != 'spans_scored_before'}
-    assert [drop(c) for c in again[0]['cells']] == full[0]['cells']
-    assert again[0]['cells'][3]['spans_scored_before'] == 2 and len(calls) == 2 + 3 * 4
+    assert [drop(c) for c in again[0]['cells']] == full[0]['cells'] and len(calls) == 3
+    assert [c.get('spans_scored_before') for c in again[0]['cells']] == [None] * 3 + [1] * 4
     with pytest.raises(ConfigError, match='was made with settings'):
         rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json'), span=5))
 
