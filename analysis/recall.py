@@ -34,8 +34,9 @@ sinks), --stream_step tokens a forward.
 Cost: every input of a span holds the same filler before its earlier copy, so that prefix goes once through a KV
 cache, forked at each copy's start for the repeat and control of every kind (tree_losses; a cache gives what a
 forward gives, tests/test_model.py, for all but the cases `shareable` leaves out). A tiny model at 16 L_tr (8
-distances, both kinds) then runs 37,600 tokens a span instead of 131,072, though a cached query block costs about
-twice a full forward's token on CPU: about 1.7-2x faster in all. --share_prefix=False runs a whole forward per input.
+distances, both kinds) then runs 37,600 tokens a span instead of 131,072, but a cached query block takes the slower
+`blocks` route (lexgpt/routes.py): a tiny ALiBi at 1, 4 and 16 L_tr, n = 8, took 73 CPU-s instead of 106, with the
+same table. --share_prefix=False runs a whole forward per input.
 Writes <out_dir>/<name>.json, .md and .png; the JSON is rewritten as spans are scored (marked partial, at most every
 SAVE_SECONDS and after each run and variant), and --reuse=<that JSON> goes on where a stopped run left off, inside a
 cell too.
