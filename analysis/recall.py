@@ -50,7 +50,8 @@ import torch
 from scipy import stats
 
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, KINDS
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from analysis.recall_report import figure, row_verdict, tables
+from lexgpt.common import EVAL_DEVICE, Meter, Progress, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.corpus import load_split
 from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants
@@ -207,18 +208,6 @@ def summary(pairs, floor=0.0):
                 repeat_loss=rep.tolist(), control_loss=ctl.tolist())
 
 
-def row_verdict(cells, L_tr):
-    """A row's (one kind, one L_ex) recall horizon (largest significant d, 0 where none) and share beyond L_tr."""
-    cells = sorted(cells, key=lambda c: c['d'])
-    if not cells:
-        return None
-    sig = [c['d'] for c in cells if c['significant']]
-    far = [c['benefit'] for c in cells if c['d'] > L_tr]
-    share = float(np.mean(far) / cells[0]['benefit']) if far and cells[0]['significant'] else None
-    return dict(kind=cells[0]['kind'], mult=cells[0]['mult'], L_ex=cells[0]['L_ex'], horizon=max(sig, default=0),
-                share_beyond_L_tr=share)
-
-
 class Probe:
     """What every run shares: the split, the spans, the fillers per L_ex (drawn as they are first needed), the BOS."""
 
@@ -244,19 +233,43 @@ def cell_key(row, cell):
     return row['ckpt'], row['variant'], row.get('iters'), cell['kind'], cell['mult'], cell['d']
 
 
+@contextlib.contextmanager
+def heartbeat(model, progress):
+    """Progress in tokens through the model: the tokens of each forward counted once its first layer ran, a line
+    allowed after every layer, so that one comes at least every PROGRESS_SECONDS even where a batch of spans takes
+    minutes (a pretrained model at 2 L_tr)."""
+    layers = list(getattr(getattr(model, 'transformer', None), 'h', None) or [model])
+    tokens = lambda x: x.shape[0] * x.shape[1]  # a block's input [B, T, C], or a model's ids [B, T]
+    hooks = [layer.register_forward_hook(lambda m, inp, out, first=i == 0: progress.done(tokens(inp[0]) if first
+                                                                                          else 0))
+             for i, layer in enumerate(layers)]
+    try:
+        yield
+    finally:
+        for h in hooks:
+            h.remove()
+
+
+def tokens_per_span(L, s, cells, share):
+    """The tokens batch_pairs runs for one span of the cells [(kind, d)]: a whole input pair per cell, or the filler
+    up to the last copy's start once and every kind's pair from each copy on."""
+    if not share:
+        return 2 * L * len(cells)
+    ds, kinds = {d for _, d in cells}, {k for k, _ in cells}
+    return L - s - min(ds) + 2 * len(kinds) * sum(s + d for d in ds)
+
+
 def measure(cfg, probe, r, label, kw, stream, prev, save):
     """One run under one variant: a cell per (length, kind, d), taken from the --reuse file where it holds the cell,
     gone on with from the spans it holds of a cell stopped part-way; save(cells) as the spans are scored. A length
     the model refuses (learned positions past block_size) is left out with a note."""
     cells, head = [], dict(ckpt=r.name, variant=label, iters=r.iters)
-    plan = [(mult, ex_len(mult, r.L_tr)) for mult in cfg['lengths']]
-    total = sum(len(cfg['kinds']) * len(probe.grid(L, r.L_tr)) * cfg['n'] for _, L in plan)
-    progress = Progress(f'{r.name} {label}', total, 'spans')
-    for mult, L in plan:
+    for mult in cfg['lengths']:
+        L = ex_len(mult, r.L_tr)
         try:
             with r.model.attention(**kw(r.L_tr, mult)):
                 share = cfg['share_prefix'] and shareable(r.model, kw(r.L_tr, mult))
-                row = measure_length(cfg, probe, r, mult, L, share, stream, prev, head, cells, save, progress)
+                row = measure_length(cfg, probe, r, (mult, L, label), share, stream, prev, head, cells, save)
         except ValueError as e:
             if isinstance(e, ConfigError):
                 raise
@@ -274,10 +287,10 @@ def measure(cfg, probe, r, label, kw, stream, prev, save):
     return cells
 
 
-def measure_length(cfg, probe, r, mult, L, share, stream, prev, head, cells, save, progress):
+def measure_length(cfg, probe, r, where, share, stream, prev, head, cells, save):
     """The cells of one length, every (kind, d), a batch of spans at a time through all of them (batch_pairs); a
     cell the --reuse file holds whole is kept, one it holds in part goes on from the spans it holds."""
-    n, whole, pairs = cfg['n'], {}, {}
+    (mult, L, label), n, whole, pairs = where, cfg['n'], {}, {}
     order = [(kind, d) for kind in cfg['kinds'] for d in probe.grid(L, r.L_tr)]
     cell = lambda c, **kw: dict(kind=c[0], mult=mult, L_ex=L, d=c[1], **kw)
     for c in order:
@@ -286,18 +299,20 @@ def measure_length(cfg, probe, r, mult, L, share, stream, prev, head, cells, sav
             whole[c] = done
         else:
             pairs[c] = [list(p) for p in done.get('spans_so_far', [])]
-    before = {c: len(p) for c, p in pairs.items()}
-    progress.done(n * len(whole) + sum(before.values()))
+    before, batches, held = {c: len(p) for c, p in pairs.items()}, [], dict.fromkeys(pairs, 0)
     per = max(1, cfg['batch_tokens'] // (2 * L * (len(cfg['kinds']) if share else 1)))
-    for i in range(min(before.values(), default=n), n, per):
+    for i in range(min(before.values(), default=n), n, per):  # which spans, and the cells that lack them
         which = range(i, min(i + per, n))
-        todo = [c for c in pairs if len(pairs[c]) < which[-1] + 1]
-        got = batch_pairs(r.model, probe, L, which, todo, cfg['span'] - cfg['skip'], stream, cfg['stream_step'],
-                          share)
-        for c in todo:
-            pairs[c] += got[c][len(pairs[c]) - i:]
-        progress.done(sum(len(which) for _ in todo))
-        save(cells + [whole.get(c) or cell(c, benefit=None, spans_so_far=pairs[c]) for c in order])
+        batches.append((which, [c for c in pairs if max(before[c], held[c]) < which[-1] + 1]))
+        held.update(dict.fromkeys(batches[-1][1], which[-1] + 1))
+    total = sum(len(which) * tokens_per_span(L, probe.s, todo, share) for which, todo in batches)
+    with heartbeat(r.model, Progress(f'{r.name} {label} L_ex={L}', total, 'tokens')):
+        for which, todo in batches:
+            got = batch_pairs(r.model, probe, L, which, todo, cfg['span'] - cfg['skip'], stream, cfg['stream_step'],
+                              share)
+            for c in todo:
+                pairs[c] += got[c][len(pairs[c]) - which[0]:]
+            save(cells + [whole.get(c) or cell(c, benefit=None, spans_so_far=pairs[c]) for c in order])
     return [whole.get(c) or cell(c, **summary(pairs[c], cfg['min_benefit']),
                                  **(dict(spans_scored_before=before[c]) if before[c] else {})) for c in order]
 
@@ -405,77 +420,6 @@ def main(cfg):
             out.append(dict(head, cells=cells, verdicts=verdicts, **meter.record()))
     report(cfg, probe, settings, so_far(out, prev))
     return out
-
-
-def fmt(c):
-    return f"{c['benefit']:.3f} ± {(c['ci95'][1] - c['ci95'][0]) / 2:.3f}" + ('' if c['significant'] else ' ·')
-
-
-def tables(cfg, rows):
-    """Per kind: rows (model [variant], L_ex / L_tr), a column per d (benefit ± CI half-width; · not significant),
-    the recall horizon and the share beyond L_tr."""
-    md = ''
-    for kind in cfg['kinds']:
-        ds = sorted({c['d'] for o in rows for c in o['cells'] if c['kind'] == kind})
-        lines = []
-        for o in rows:
-            for mult in dict.fromkeys(c['mult'] for c in o['cells']):
-                row = {c['d']: c for c in o['cells'] if c['kind'] == kind and c['mult'] == mult}
-                if not row or any(c.get('benefit') is None for c in row.values()):
-                    continue
-                v = row_verdict(list(row.values()), o['L_tr'])
-                share = '—' if v['share_beyond_L_tr'] is None else f"{v['share_beyond_L_tr']:.2f}"
-                lines.append([f"{o['ckpt']} [{o['variant']}]", f'{mult:g}'] + [fmt(row[d]) if d in row else ''
-                                                                               for d in ds] + [v['horizon'], share])
-        md += (f"### {kind}: recall benefit (nats/token, 95% CI) by d\n\n"
-               + md_table(['model', 'L_ex / L_tr'] + [f'd={d}' for d in ds] + ['horizon', 'share > L_tr'], lines)
-               + '\n')
-    return md
-
-
-def figure(cfg, rows):
-    """Benefit against d, a panel per (kind, run group, variant), a line per length (mean over the group's seeds;
-    the band: the 95% CI of a single run, ± s.d. over seeds of several), L_tr marked."""
-    groups = list(dict.fromkeys((o.get('group', o['ckpt']), o['variant']) for o in rows))
-    cols = min(len(groups), 4)
-    n_rows = len(cfg['kinds']) * math.ceil(len(groups) / cols)
-    fig, axes = plt().subplots(n_rows, cols, figsize=(3.6 * cols, 2.8 * n_rows), squeeze=False, layout='constrained')
-    for ax in axes.flat:
-        ax.axis('off')
-    for k, kind in enumerate(cfg['kinds']):
-        for g, (group, variant) in enumerate(groups):
-            ax = axes[k * math.ceil(len(groups) / cols) + g // cols, g % cols]
-            ax.axis('on')
-            mine = [o for o in rows if o.get('group', o['ckpt']) == group and o['variant'] == variant]
-            mults = list(dict.fromkeys(c['mult'] for o in mine for c in o['cells']))
-            for i, mult in enumerate(mults):
-                curve(ax, mine, kind, mult, f'C{i % 10}')
-            ax.axvline(mine[0]['L_tr'], color='k', ls=':', lw=1, label='L_tr')
-            ax.axhline(0, color='gray', lw=0.5)
-            ax.set_xscale('log', base=2)
-            ax.set_title(f"{group} [{variant}]: {kind}", fontsize=7)
-            ax.set_xlabel('d (tokens)', fontsize=7)
-            ax.set_ylabel('benefit (nats/token)', fontsize=7)
-            ax.tick_params(labelsize=6)
-            ax.legend(fontsize=6)
-    return fig
-
-
-def curve(ax, runs, kind, mult, color):
-    by_run = [{c['d']: c for c in o['cells'] if c['kind'] == kind and c['mult'] == mult
-               and c.get('benefit') is not None} for o in runs]
-    ds = sorted(set.intersection(*(set(b) for b in by_run)))
-    if not ds:
-        return
-    mean = np.array([np.mean([b[d]['benefit'] for b in by_run]) for d in ds])
-    if len(by_run) == 1:
-        lo, hi = np.array([by_run[0][d]['ci95'] for d in ds]).T
-    else:
-        sd = np.array([np.std([b[d]['benefit'] for b in by_run], ddof=1) for d in ds])
-        lo, hi = mean - sd, mean + sd
-    ax.plot(ds, mean, 'o-', ms=3, color=color, label=f'{mult:g}x L_tr' + (f' ({len(by_run)} seeds)'
-                                                                          if len(by_run) > 1 else ''))
-    ax.fill_between(ds, lo, hi, color=color, alpha=0.2)
 
 
 def report(cfg, probe, settings, rows):

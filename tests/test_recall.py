@@ -12,6 +12,7 @@ from scipy import stats
 import helpers
 from analysis import recall as rc
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, recall_pair, KINDS
+from lexgpt import common
 from lexgpt.config import ConfigError
 from lexgpt.evaluation import VARIANT_DEFAULTS, variants
 from lexgpt.streaming import stream_losses, stream_refusal
@@ -264,6 +265,25 @@ def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path):
             max([c['d'] for c in row['cells'] if (c['kind'], c['mult']) == (v['kind'], v['mult'])
                  and c['ci95'][0] > data['settings']['min_benefit']], default=0) for v in row['verdicts']]
     assert (tmp_path / 'out' / 'recall.png').exists() and '### random' in open(tmp_path / 'out' / 'recall.md').read()
+
+
+@pytest.mark.parametrize('share', [True, False])
+def test_progress_speaks_while_a_batch_of_spans_runs(tmp_path, monkeypatch, capsys, share):
+    """Progress counts the tokens through the model, its total exactly what the forwards take (plain, windowed and
+    streamed), and may speak after every layer (here, PROGRESS_SECONDS = 0), not only after a batch of spans, which a
+    pretrained model at 2 L_tr takes minutes over."""
+    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)
+    made = []
+
+    class Counted(common.Progress):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            made.append(self)
+    monkeypatch.setattr(rc, 'Progress', Counted)
+    rc.main(cfg_for(tmp_path, lengths=[1.0, 2.0], windowed=True, cache_window=8, share_prefix=share))
+    assert len(made) == 6 and all(p.count == p.total > 0 for p in made)
+    lines = [x for x in capsys.readouterr().err.splitlines() if 'alibi-s0 vanilla L_ex=16:' in x]
+    assert len(lines) >= 2 * 3  # L_ex = 16's 4 spans are one batch: 3 distances (forwards), 2 layers each
 
 
 class Stopped(Exception):
