@@ -117,12 +117,13 @@ def test_no_benefit_past_the_reach_of_a_window_or_a_bounded_cache(n_layer, strea
         assert all(abs(c['benefit']) > 1e-3 for c in benefit(model, L, s + 2, s, skip, cache, share))
 
 
-@pytest.mark.parametrize('pe', ['alibi', 'rope', 'fox', 'cope', 'bipe_alibi', 't5', 'fire'])
-def test_a_prefix_run_once_gives_what_whole_forwards_give(pe):
+@pytest.mark.parametrize('pe, kw', [(pe, {}) for pe in ('alibi', 'rope', 'fox', 'cope', 'bipe_alibi', 't5', 'fire')]
+                         + [('rope', dict(layer_attn=((6, 10000.0), (0, 10000.0))))])  # a local layer, as Gemma 3's
+def test_a_prefix_run_once_gives_what_whole_forwards_give(pe, kw):
     """tree_losses (each span's filler once through a KV cache, forked for its inputs) against a whole forward per
     input, in float64 (but for the routes' float32 parts: ALiBi's potential), plain, windowed, under LM-Infinite's
     Λ mask and ceiling, and through a bounded-cache stream."""
-    model, s, L, n = helpers.tiny(pe, strong=True, bipe_sep_ids=(5, 9)), 6, 40, 3
+    model, s, L, n = helpers.tiny(pe, strong=True, bipe_sep_ids=(5, 9), **kw), 6, 40, 3
     model, tol = (model, 2e-5) if pe == 'fire' else (model.double(), 1e-6)  # FIRE's MLP runs in float32 only
     probe = probe_for(s, n)
     cells = [(k, d) for k in KINDS for d in (6, 11, 20, 34)]
