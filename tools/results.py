@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-from tools import lease, steps_pretrained as pre, steps as tiny
+from tools import lease, steps_pretrained as pre, steps as tiny, steps_tasks as tasks
 from tools.steps import ROOT, resolve
 
 GROUPS = {'all': ('lm', 'analysis', 'regular', 'stream'),
@@ -40,7 +40,7 @@ def all_steps():
     """Every step, in the order the parts run."""
     return tiny.lm() + tiny.analysis() + tiny.regular() + tiny.regular_runs() + pre.pretrained_cpu() + \
         tiny.erf_tables() + pre.pretrained_gpu() + pre.gpu() + lease.steps() + tiny.stream() + tiny.bench() + \
-        tiny.repro() + tiny.mutation() + tiny.thesis()
+        tiny.repro() + tiny.mutation() + tiny.thesis() + tasks.recall() + tasks.ruler()
 
 
 def steps_of(part, every=None):

@@ -1,0 +1,84 @@
+"""
+The parts that test what a model does with the context it extrapolates over, beside its perplexity (tools/steps.py
+says what a step is):
+
+  recall   analysis.recall's repeated-span probe (#72): the tiny models of the thesis' tables and the later methods,
+           one JSON per encoding over its finished seeds (a seed still training makes the encoding wait), the
+           windowed and LM-Infinite rows of seed 0, then SmolLM2 and Gemma 3 with their extensions
+  ruler    RULER's synthetic tasks (#73; Hsieh et al. 2024) on SmolLM2 and Gemma 3: first the prompt format (chat
+           template against RULER's base template), then NIAH single 1-3 and variable tracking for every method at
+           every length, then the other tasks
+
+Costs were measured on this 2-core machine with other work beside (analysis.recall: ~10 CPU-minutes a tiny checkpoint
+at n = 64; analysis.ruler on SmolLM2: 7 CPU-s a sample at 0.25 L_tr, 107 at 1 L_tr); the pretrained ones are
+estimates from them. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
+"""
+import functools
+
+from tools.steps import step, thesis_wait
+from tools.steps_pretrained import prepare
+
+# the thesis' Tables 3.3 and 4.3 (configs/sweep_lm_tiny.py), then the later methods (configs/sweep_lm_wave2.py etc.)
+TINY = ('alibi', 'rope', 'sandwich', 'kerple_log', 'sinusoidal', 't5', 'none', 'kerple_power', 'sandwich_smoothed',
+        'fire', 'fox', 'cope', 'xpos', 'rope-ssmax', 'rope-rand4096')
+VARIANTS = ('alibi', 'rope', 'kerple_log')  # windowed and LM-Infinite beside vanilla, as results/ppl's lm_infinite
+R = 'results/recall'
+
+
+def recall():
+    out = []
+    for pe in TINY:
+        runs = f'out/lm/{pe}-s[0-9]*'
+        out.append(step('recall', f'python -m analysis.recall --ckpt={runs} --lengths=1,4,16 --n=64 --span=32 '
+                        f'--threads=1 --out_dir={R} --name=tiny_{pe}', '10 min a seed', reuse=True,
+                        wait=functools.partial(thesis_wait, runs)))
+    for pe in VARIANTS:
+        run = f'out/lm/{pe}-s0'
+        out.append(step('recall', f'python -m analysis.recall --ckpt={run} --lengths=1,4,16 --n=64 --span=32 '
+                        f'--no_vanilla=True --windowed=True --lm_infinite=True --threads=1 --out_dir={R} '
+                        f'--name=tiny_{pe}_variants', '20 min', reuse=True,
+                        wait=functools.partial(thesis_wait, run)))
+    out.append(prepare('recall', 'smollm2'))
+    smol = f'--ckpt=smollm2 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
+    for name, opts in (('plain', '--lm_infinite=True --windowed=True'),
+                       ('yarn2', '--rope_scaling=yarn --rope_scale=2'),
+                       ('dynamic2', '--rope_scaling=dynamic --rope_scale=2'),
+                       ('pi2', '--rope_scaling=pi --rope_scale=2'),
+                       ('stream', '--no_vanilla=True --cache_window=2048 --n_starting=4'),
+                       ('stream_nosinks', '--no_vanilla=True --cache_window=2048 --n_starting=0')):
+        out.append(step('recall', f'python -m analysis.recall {smol} {opts} --name=smollm2_{name}', '3 h',
+                        reuse=True))
+    out.append(prepare('recall', 'gemma3'))
+    gemma = f'--ckpt=gemma3 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
+    for name, opts in (('plain', '--lm_infinite=True --windowed=True --windowed_at=512'),
+                       ('yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2')):
+        out.append(step('recall', f'python -m analysis.recall {gemma} {opts} --name=gemma3_{name}', '12 h',
+                        reuse=True))
+    return out
+
+
+def ruler():
+    out = []
+    u = 'results/ruler'
+    first = '--tasks=niah_single_1,niah_single_2,niah_single_3,vt --lengths=0.25,0.5,1,2 --n=20 --threads=1'
+    rest = ('--tasks=niah_multikey_1,niah_multikey_2,niah_multikey_3,niah_multivalue,niah_multiquery,cwe,fwe '
+            '--lengths=0.25,0.5,1,2 --n=20 --threads=1')
+    for template in ('chat', 'base'):  # SmolLM2-135M-Instruct's own format against RULER's; the better one stays
+        out.append(step('ruler', f'python -m analysis.ruler --ckpt=smollm2 --tasks=niah_single_1 --lengths=0.5 '
+                        f'--n=20 --threads=1 --template={template} --out_dir={u} --name=smollm2_{template}_niah1',
+                        '10 min', reuse=True))
+    methods = (('smollm2', 'plain', ''), ('smollm2', 'yarn2', '--rope_scaling=yarn --rope_scale=2'),
+               ('smollm2', 'dynamic2', '--rope_scaling=dynamic --rope_scale=2'),
+               ('smollm2', 'pi2', '--rope_scaling=pi --rope_scale=2'),
+               ('smollm2', 'lminf', '--no_vanilla=True --lm_infinite=True'),
+               ('smollm2', 'windowed', '--no_vanilla=True --windowed=True'),
+               ('smollm2', 'stream', '--no_vanilla=True --cache_window=8192 --n_starting=4'),
+               ('gemma3', 'plain', ''),
+               ('gemma3', 'yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2'),
+               ('gemma3', 'lminf', '--no_vanilla=True --lm_infinite=True'),
+               ('gemma3', 'windowed', '--no_vanilla=True --windowed=True --windowed_at=512'))
+    for tasks, stem, cost in ((first, '', '6 h'), (rest, '_rest', '10 h')):
+        for model, name, opts in methods:
+            line = f'python -m analysis.ruler --ckpt={model} {tasks} {opts} --out_dir={u} --name={model}_{name}{stem}'
+            out.append(step('ruler', ' '.join(line.split()), cost, reuse=True))
+    return out
