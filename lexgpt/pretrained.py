@@ -6,7 +6,10 @@ nor transformers.
 
 Each family is one entry of FAMILIES (model_type -> what differs from nanoGPT's GPT-2, its config reader and its
 tensor converter): Llama 1-3 and SmolLM, Mistral, Qwen2/2.5, Gemma (folders) and Gemma 3, GPT-NeoX/Pythia, GPT-2.
-Everything else is refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer
+Adding a family: one entry `model_type -> Family(display name, config.json -> GPTConfig arguments, tensor converter,
+the otherwise refused config keys it reads)`, with a converter beside from_llama only for new tensor names or layouts,
+and its case in CASES of tests/test_pretrained.py (a tiny random model against transformers' logits). Everything else
+is refused in one line that names the feature. tokenizer() gives the checkpoint's own tokenizer
 (tokenizer.json, or the GGUF's vocabulary: gguf_reader.py) through the `tokenizers` library.
 """
 import json

@@ -1163,3 +1163,18 @@ q = at(LEASE, 'results/gpu/lease/mid_last_token.json')
 q('last token (N = {}) RoPE {:ppl}, {:ppl}, {:ppl}, sinusoidal {:.3g}, {:#.3g}, {:,.0f}, ALiBi {:ppl}, {:ppl}, {:ppl}',
   "d['settings']['n']", "ppl('rope', 1)", "ppl('rope', 2)", "ppl('rope', 16)", "ppl('sinusoidal', 1)",
   "ppl('sinusoidal', 2)", "round(ppl('sinusoidal', 16), -1)", "ppl('alibi', 1)", "ppl('alibi', 2)", "ppl('alibi', 16)")
+
+# results/repro (#71): the same demo under two kernel sets; the spread of an unstable figure over seeds
+q = at('results/repro/README.md', 'results/repro/demo_native.json')
+AVX2 = "matching(J('results/repro/demo_mkl_avx2.json')['results'], 'rows', ckpt={!r}, mult={})['ppl']"
+q('- ALiBi: {:.6f} and {:.6f} at {:g}x, {:.6f} and {:.6f} at {:g}x.', "row(ckpt='tiny-alibi', mult=1)['ppl']",
+  AVX2.format('tiny-alibi', 1), "1", "row(ckpt='tiny-alibi', mult=16)['ppl']", AVX2.format('tiny-alibi', 16), "16")
+q('- Sinusoidal: {:ppl} at {:g}x in both; {:ppl} and {:ppl} at {:g}x; {:.2f} and {:.2f} at {:g}x, {:.1f}% apart.',
+  "row(ckpt='tiny-sinusoidal', mult=1)['ppl']", "1", "row(ckpt='tiny-sinusoidal', mult=4)['ppl']",
+  AVX2.format('tiny-sinusoidal', 4), "4", "row(ckpt='tiny-sinusoidal', mult=16)['ppl']",
+  AVX2.format('tiny-sinusoidal', 16), "16",
+  f"100 * ({AVX2.format('tiny-sinusoidal', 16)} / row(ckpt='tiny-sinusoidal', mult=16)['ppl'] - 1)")
+q = at('results/repro/README.md', 'results/thesis/thesis.json')
+q('is {:ppl} over {} seeds, from {:ppl} to {:ppl}', "thesis_cell('t3_3', 'sinusoidal', 16)['mean']",
+  "thesis_cell('t3_3', 'sinusoidal', 16)['n']", "min(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())",
+  "max(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())")

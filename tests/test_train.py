@@ -285,3 +285,18 @@ def test_checkpoints_and_result_jsons_record_the_kernels_and_versions_they_ran_w
     saved = json.load(open(tmp_path / 'r.json'))
     assert saved['environment']['cpu_capability'] == 'DEFAULT' and saved['x'] == 1
     assert saved['environment']['torch'] == torch.__version__ and saved['command'].startswith('python ')
+
+
+def test_the_sinusoidal_table_is_the_same_under_every_cpu_kernel_set():
+    """#71: the sinusoidal demo moved between an AVX2 and an AVX512 machine, and the sin/cos kernels were the first
+    suspect. They are not it: forced to each instruction set torch has here, the table is the same bit for bit (on a
+    CPU without AVX512, torch falls back to AVX2 and the check still holds)."""
+    code = ("import hashlib, torch; from model import sinusoid; "
+            "print(torch.backends.cpu.get_cpu_capability(), "
+            "hashlib.sha256(sinusoid(torch.arange(4096), 128).numpy().tobytes()).hexdigest())")
+    seen = {}
+    for capability in ('avx2', 'avx512'):
+        out = subprocess.run([sys.executable, '-c', code], cwd=ROOT, check=True, capture_output=True, text=True,
+                             env=dict(os.environ, ATEN_CPU_CAPABILITY=capability)).stdout.split()
+        seen[out[0]] = out[1]
+    assert len(set(seen.values())) == 1, seen
