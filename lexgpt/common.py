@@ -169,7 +169,8 @@ def write_outputs(out_dir, stem, data, markdown=None, fig=None, say=True):
     written = []
     if data is not None:
         with open(base + '.json.tmp', 'w') as f:  # then renamed: a run stopped mid-write leaves the last JSON whole
-            json.dump(dict(command=command_line(), environment=environment(), **data), f, indent=1, default=float)
+            # a merge of other JSONs keeps the environment they were measured in
+            json.dump({'command': command_line(), 'environment': environment(), **data}, f, indent=1, default=float)
         os.replace(base + '.json.tmp', base + '.json')
         written.append(base + '.json')
     if markdown is not None:
