@@ -4,7 +4,8 @@ says what a step is):
 
   recall   analysis.recall's repeated-span probe (#72): the tiny models of the thesis' tables and the later methods,
            one JSON per encoding over its finished seeds (a seed still training makes the encoding wait), the
-           windowed and LM-Infinite rows of seed 0, then SmolLM2 and Gemma 3 with their extensions
+           windowed and LM-Infinite rows of seed 0, their page (analysis.recall_page: horizons beside ERF and
+           perplexity, chapter 4's verdicts), then SmolLM2 and Gemma 3 with their extensions
   ruler    RULER's synthetic tasks (#73; Hsieh et al. 2024) on SmolLM2 and Gemma 3: first the prompt format (chat
            template against RULER's base template), then NIAH single 1-3 and variable tracking for every method at
            every length, then the other tasks
@@ -38,6 +39,11 @@ def recall():
                         f'--no_vanilla=True --windowed=True --lm_infinite=True --threads=1 --out_dir={R} '
                         f'--name=tiny_{pe}_variants', '20 min', reuse=True,
                         wait=functools.partial(thesis_wait, run)))
+    # the page over whatever tiny probes are done (analysis/recall_page.py expands the glob; marked partial while a
+    # probe is): horizons beside the ERF and the perplexity ratio at 16x, chapter 4's verdicts
+    out.append(step('recall', f'python -m analysis.recall_page --inputs={R}/tiny_*.json --erf=results/erf/erf.json,'
+                    f'results/erf/erf_seeds12.json --ppl=results/ppl/ppl_last_token.json,results/ppl/lm_infinite.json '
+                    f'--ppl_at=16 --out_dir={R} --name=recall', 'seconds'))
     out.append(prepare('recall', 'smollm2'))
     smol = f'--ckpt=smollm2 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
     for name, opts in (('plain', '--lm_infinite=True --windowed=True'),

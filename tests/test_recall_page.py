@@ -1,0 +1,195 @@
+"""analysis/recall_page.py, the recall page (#72, part 3): a probe JSON that analysis.recall's main wrote for two seeds
+of a tiny ALiBi (plain and windowed), its losses replaced by designed ones (text recalls past L_tr in one seed, random
+only up to d = 8), beside perplexity and ERF JSONs in the shapes of results/ppl/ppl_last_token.json and
+results/erf/erf.json; every cell of both tables against values worked out here with scipy alone."""
+import json
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+import helpers
+from analysis import recall as rc, recall_page as rp
+from lexgpt.config import ConfigError
+from tools import steps_tasks
+
+L_TR, S, N = 16, 4, 6
+DISTANCES = [4, 8, 12, 16, 20, 28]  # at 2 L_tr two past L_tr
+NOISE = 0.01 * np.array([1.0, -1.0, 2.0, -2.0, 0.5, -0.5])  # per span: sd > 0, mean 0
+
+
+def designed(variant, kind, seed, d):
+    """b_i of span i: text decays as 2/d, past L_tr it stays in seed 0 alone; random (and every windowed row) only up
+    to d = 8."""
+    if variant == 'vanilla' and kind == 'text':
+        return (2.0 / d if d <= L_TR or seed == 0 else 0.0) + NOISE
+    return (0.2 if d <= 8 else 0.004) + NOISE
+
+
+@pytest.fixture(scope='module')
+def files(tmp_path_factory):
+    """(folder, the probe JSON's path, its data): analysis.recall's main over alibi-s0 and -s1 at 1 and 2 L_tr,
+    vanilla and windowed, then the designed losses written into its cells (each cell's statistics redone by the
+    probe's own summary, so the JSON reads as a run that measured them), the ppl and ERF JSONs beside it."""
+    tmp = tmp_path_factory.mktemp('page')
+    for seed in (0, 1):
+        helpers.save_ckpt(tmp / 'lm', helpers.tiny('alibi', seed=seed, strong=True), f'alibi-s{seed}')
+    (tmp / 'data').mkdir()
+    data_dir = helpers.save_split(tmp / 'data', helpers.make_split((300, 40, 500, 10, 260, 900)))
+    pattern = str(tmp / 'lm' / 'alibi-s[0-9]*')
+    torch.manual_seed(0)
+    rc.main(dict(rc.DEFAULTS, ckpt=[pattern], data_dir=data_dir, lengths=[1.0, 2.0], n=N, span=S, skip=1,
+                 distances=DISTANCES, windowed=True, out_dir=str(tmp / 'recall'), name='tiny_alibi'))
+    path = tmp / 'recall' / 'tiny_alibi.json'
+    data = json.loads(path.read_text())
+    data['command'] = f'python -m analysis.recall --ckpt={pattern} --lengths=1,2 --n={N} --span={S} --windowed=True'
+    for row in data['results']:
+        seed = int(row['ckpt'][-1])
+        for c in row['cells']:
+            rep = 1.0 + 0.1 * np.arange(N)
+            pairs = np.stack([rep, rep + designed(row['variant'], c['kind'], seed, c['d'])], 1).tolist()
+            c.update(rc.summary(pairs, data['settings']['min_benefit']))
+    path.write_text(json.dumps(data))
+    ppl = lambda ckpt, variant, mult, p, **kw: dict(ckpt=ckpt, group=ckpt[:-3], pe='alibi', L_tr=L_TR, variant=variant,
+                                                    mult=mult, L_ex=int(mult * L_TR), ppl=p, n_scored=256, **kw)
+    rows = [ppl('alibi-s0', 'vanilla', 1.0, 10.0), ppl('alibi-s0', 'vanilla', 2.0, 12.0),
+            ppl('alibi-s1', 'vanilla', 1.0, 10.0), ppl('alibi-s1', 'vanilla', 2.0, 10.5),
+            ppl('alibi-s0', 'windowed@L_tr', 1.0, 10.0), ppl('alibi-s0', 'windowed@L_tr', 2.0, 10.2),
+            ppl('rope-s0', 'vanilla', 1.0, 8.0), ppl('rope-s0', 'vanilla', 2.0, 24.0),
+            dict(ppl('rope-s1', 'vanilla', 1.0, None), losses_so_far=[1.0])]  # a row under way: left out
+    (tmp / 'ppl.json').write_text(json.dumps(dict(command='python extrapolate.py', protocol='last_token',
+                                                  lengths=[1.0, 2.0], results=rows)))
+    erf = lambda ckpt, over, share: dict(ckpt=ckpt, pe='alibi', L_tr=L_TR, L_ex=4 * L_TR, variant='vanilla',
+                                         segments=dict(n_drawn=10), erf=int(over * L_TR), erf_over_L_tr=over,
+                                         share_last_L_tr=share)
+    (tmp / 'erf.json').write_text(json.dumps(dict(command='python -m analysis.receptive_field', split='hand:test',
+                                                  results=[erf('alibi-s0', 0.5, 0.9), erf('alibi-s1', 0.75, 0.8)])))
+    return tmp, data
+
+
+def page(tmp, **kw):
+    cfg = dict(dict(rp.DEFAULTS, inputs=[str(tmp / 'recall' / 'tiny_*.json')], erf=[str(tmp / 'erf.json')],
+                    ppl=[str(tmp / 'ppl.json')], ppl_at=2.0, out_dir=str(tmp / 'out')), **kw)
+    rp.main(cfg)
+    md = (tmp / 'out' / 'recall.md').read_text()
+    tables = [[[x.strip() for x in line.strip('|').split('|')] for line in block.splitlines() if line.startswith('|')]
+              for block in md.split('\n\n') if block.startswith('|')]
+    return [{(r[0], r[1], *([r[2]] if t[0][2] == 'kind' else [])): dict(zip(t[0], r)) for r in t[2:]}
+            for t in tables]
+
+
+def by_hand(variant, kind, mult, floor):
+    """(horizon, share, each seed's horizon, (d, p) at the largest d > L_tr, seeds, {d: p}) from the designed b alone:
+    the seeds' mean per span, a t-interval over the N spans, significant where its lower end lies above the floor."""
+    L = int(mult * L_TR)
+    ds = rc.distance_grid(L, L_TR, S, asked=DISTANCES)
+    seeds = (0, 1)
+    half = lambda b: stats.t.ppf(0.975, N - 1) * stats.sem(b)
+    sig = lambda b: b.mean() - half(b) > floor
+    mean_b = {d: np.mean([designed(variant, kind, s, d) for s in seeds], 0) for d in ds}
+    horizon = max([d for d in ds if sig(mean_b[d])], default=0)
+    far = [d for d in ds if d > L_TR]
+    share = np.mean([mean_b[d].mean() for d in far]) / mean_b[ds[0]].mean() if far and sig(mean_b[ds[0]]) else None
+    own = [max([d for d in ds if sig(designed(variant, kind, s, d))], default=0) for s in seeds]
+    p_at = {d: stats.ttest_1samp(b, floor, alternative='greater').pvalue for d, b in mean_b.items()}
+    return horizon, share, own, (far[-1] if far else None, p_at.get(far[-1]) if far else None), len(seeds), p_at
+
+
+def test_the_tables_cells_by_hand(files):
+    tmp, data = files
+    summary, verdicts = page(tmp)
+    floor = data['settings']['min_benefit']
+    n_layer = helpers.tiny('alibi').config.n_layer
+    for variant in ('vanilla', 'windowed@L_tr'):
+        row = summary['alibi', variant]
+        for kind in ('text', 'random'):
+            for mult in (1.0, 2.0):
+                h, share, own, _, seeds, _ = by_hand(variant, kind, mult, floor)
+                spread = f' [{min(own)}–{max(own)}]' if len(set(own)) > 1 else ''
+                shown = '—' if share is None else f'{share:.2f}'
+                assert row[f'{kind} {mult:g}x'] == f'{h}{spread} / {shown} ({N}×{seeds})', (variant, kind, mult)
+    vanilla, windowed = summary['alibi', 'vanilla'], summary['alibi', 'windowed@L_tr']
+    assert vanilla['text 2x'].startswith('28 [16–28] / ') and windowed['random 2x'].startswith('8 / ')
+    assert vanilla['ppl 2x / 1x (tokens×seeds)'] == f'{(12 / 10 + 10.5 / 10) / 2:.3f} (256×2)'
+    assert windowed['ppl 2x / 1x (tokens×seeds)'] == '1.020 (256×1)'
+    assert vanilla['ERF / L_tr (segments×seeds)'] == f'{(0.5 + 0.75) / 2:.2f} @4x (10×2)'
+    assert vanilla['grad. on last L_tr'] == '0.850'
+    assert windowed['ERF / L_tr (segments×seeds)'] == '' and windowed['grad. on last L_tr'] == ''  # no ERF row
+    assert vanilla['reach (tokens)'] == 'inf' and windowed['reach (tokens)'] == str(n_layer * L_TR)
+    rope = summary['rope', 'vanilla']  # perplexity measured, the probe not run yet: empty recall cells
+    assert rope['text 2x'] == rope['random 1x'] == rope['reach (tokens)'] == ''
+    assert rope['ppl 2x / 1x (tokens×seeds)'] == '3.000 (256×1)'
+    for (model, variant, kind), v in verdicts.items():
+        if model == 'rope':
+            continue
+        h, _, _, (d, p), seeds, p_at = by_hand(variant, kind, 2.0, floor)
+        assert (v['L_ex'], v['horizon'], v['largest d > L_tr'], v['n (spans×seeds)']) == ('2x', str(h), str(d),
+                                                                                           f'{N}×{seeds}')
+        assert float(v['p']) == pytest.approx(p, rel=0.06)  # shown to 2 digits
+        assert float(v['p there']) == pytest.approx(p_at[h], rel=0.06)
+    ok = lambda v: (v['flat (<= 1.1)'], v['recall past L_tr'], v['verdict'])
+    assert ok(verdicts['alibi', 'vanilla', 'text']) == ('no', 'yes', 'recall past L_tr, ppl rises')
+    assert ok(verdicts['alibi', 'vanilla', 'random']) == ('no', 'no', 'neither')
+    assert ok(verdicts['alibi', 'windowed@L_tr', 'text']) == ('yes', 'no', 'flat, no recall past L_tr')
+
+
+def test_the_json_and_figure(files):
+    tmp, _ = files
+    page(tmp)
+    out = json.loads((tmp / 'out' / 'recall.json').read_text())
+    assert out['command'].startswith('python') and 'partial' not in out and out['sources']['ppl'] == [
+        str(tmp / 'ppl.json')]
+    assert out['sources']['inputs'] == [str(tmp / 'recall' / 'tiny_alibi.json')]  # the glob, expanded here
+    row = out['results'][0]
+    assert (row['group'], row['variant'], row['runs']) == ('alibi', 'vanilla', ['alibi-s0', 'alibi-s1'])
+    assert row['recall']['text@2']['seed_horizons'] == [28, 16] and row['reach'] == 'inf'
+    assert (tmp / 'out' / 'recall.png').stat().st_size > 0
+
+
+def test_a_partial_input_makes_a_partial_page(files, tmp_path):
+    tmp, data = files
+    (tmp_path / 'recall').mkdir()
+    part = dict(data, partial=True)
+    part['results'] = [dict(r, cells=[dict(c, benefit=None) if c['mult'] == 2.0 and r['ckpt'] == 'alibi-s1' else c
+                                      for c in r['cells']]) for r in data['results']]
+    (tmp_path / 'recall' / 'tiny_alibi.json').write_text(json.dumps(part))
+    summary, _ = page(tmp_path, erf=[], ppl=[])
+    # seed 1 has no cell at 2 L_tr yet: that row is seed 0's alone, the 1x row still both seeds'
+    assert summary['alibi', 'vanilla']['text 2x'].endswith(f'({N}×1)')
+    assert summary['alibi', 'vanilla']['text 1x'].endswith(f'({N}×2)')
+    assert summary['alibi', 'vanilla']['ppl 2x / 1x (tokens×seeds)'] == ''
+    assert json.loads((tmp_path / 'out' / 'recall.json').read_text())['partial'] is True
+
+
+@pytest.mark.parametrize('change, match', [
+    (dict(ppl=['/nowhere/ppl.json']), "ppl='/nowhere/ppl.json' cannot be read as JSON"),
+    (dict(inputs=['/nowhere/tiny_*.json']), r"inputs='/nowhere/tiny_\*.json': no file matches"),
+    (dict(erf=['PROBE']), 'not the JSON expected here'),
+    (dict(inputs=[]), 'inputs is empty'),
+    (dict(ppl_at=1.0), 'ppl_at=1'),
+])
+def test_bad_inputs_are_one_line(files, change, match):
+    tmp, _ = files
+    change = {k: [str(tmp / 'recall' / 'tiny_alibi.json')] if v == ['PROBE'] else v for k, v in change.items()}
+    with pytest.raises(ConfigError, match=match) as e:
+        page(tmp, **change)
+    assert '\n' not in str(e.value)
+
+
+def test_the_rule_in_one_place():
+    assert rp.chapter4(1.1, 17, 16)[:2] == (True, True) and rp.chapter4(1.1001, 16, 16)[:2] == (False, False)
+    assert rp.chapter4(None, 32, 16) == (None, True, '') and rp.variant_window('stream(S=4,W=2048)', 256) == 2048
+    assert rp.variant_window('LM-Inf(n_start=10)', 256) == 256 and rp.variant_window('vanilla', 256) is None
+    assert rp.variant_window('windowed@512', 256) == 512 and rp.reach(dict(  # no checkpoint here: not known
+        command='python -m analysis.recall --ckpt=nowhere/alibi-s0', runs=[dict(ckpt='alibi-s0')], variant='vanilla',
+        L_tr=16)) is None
+
+
+def test_the_page_is_a_step_after_the_tiny_probes():
+    """The step comes after every tiny probe and before the pretrained ones (it does not wait for them), its glob
+    literal: tools/results runs a command without a shell, and the page expands it itself."""
+    commands = [s.command for s in steps_tasks.recall()]
+    at = next(i for i, c in enumerate(commands) if c.startswith('python -m analysis.recall_page'))
+    tiny = [i for i, c in enumerate(commands) if '--name=tiny_' in c]
+    assert at == max(tiny) + 1 and '--inputs=results/recall/tiny_*.json' in commands[at]
+    assert steps_tasks.recall()[at].outputs == ('results/recall/recall.json',)
