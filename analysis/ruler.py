@@ -271,9 +271,32 @@ def averages(rows):
     return [dict(ckpt=k[0], variant=k[1], mult=k[2], score=float(np.mean(v)), tasks=len(v)) for k, v in out.items()]
 
 
+# RULER's effective length is the longest length whose average beats Llama-2-7B's at 4k (85.6), a bar set by a 7B
+# model that a 135M one never clears; ours is relative to the model's own average at its shortest length (0.25 L_tr)
+EFFECTIVE_SHARE = 0.85
+
+
+def effective_lengths(avgs):
+    """(ckpt, variant) -> the longest length (in L_tr) at which the RULER average, there and at every shorter length,
+    is at least EFFECTIVE_SHARE x the average at the shortest length measured; None where that one is 0."""
+    out = {}
+    for key in dict.fromkeys((a['ckpt'], a['variant']) for a in avgs):
+        by_mult = sorted((a['mult'], a['score']) for a in avgs if (a['ckpt'], a['variant']) == key)
+        base, effective = by_mult[0][1], None
+        for mult, score in by_mult:
+            if base <= 0 or score < EFFECTIVE_SHARE * base:
+                break
+            effective = mult
+        out[key] = effective
+    return out
+
+
 def payload(cfg, settings, rows, partial=False):
+    avgs = averages(rows)
+    effective = [dict(ckpt=k[0], variant=k[1], effective_length=v, share=EFFECTIVE_SHARE)
+                 for k, v in effective_lengths(avgs).items()]
     return dict(settings=settings, tasks=cfg['tasks'], lengths=cfg['lengths'], n=cfg['n'], results=rows,
-                averages=averages(rows), **(dict(partial=True) if partial else {}))
+                averages=avgs, effective=effective, **(dict(partial=True) if partial else {}))
 
 
 def report(cfg, settings, rows):
@@ -294,8 +317,11 @@ def report(cfg, settings, rows):
         table.append(['average'] + [f"{avg[ckpt, variant, m]['score']:.1f} ({avg[ckpt, variant, m]['tasks']} tasks)"
                                     if (ckpt, variant, m) in avg else 'n/a' for m in mults])
         L = {r['mult']: r['L_ex'] for r in mine}
+        eff = effective_lengths(averages(mine)).get((ckpt, variant))
         md += f"### {ckpt} [{variant}], template {mine[0]['template']}\n\n" + md_table(
-            ['task'] + [f"{m:g} (L={L[m]})" for m in mults], table) + '\n'
+            ['task'] + [f"{m:g} (L={L[m]})" for m in mults], table) + '\n' + (
+            f"Effective length: {eff:g} L_tr (the average at least {EFFECTIVE_SHARE:g} x its own at {mults[0]:g} "
+            f"L_tr, there and at every shorter length).\n\n" if eff is not None and len(mults) > 1 else '')
         for ax, (panel, tasks) in zip(axes[0], panels.items()):
             ys = [np.mean([cell[t, m]['score'] for t in tasks if (t, m) in cell and cell[t, m]['score'] is not None]
                           or [np.nan]) if tasks else avg.get((ckpt, variant, m), {}).get('score', np.nan)

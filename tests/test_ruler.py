@@ -392,3 +392,15 @@ def test_rulers_own_data_is_scored_as_it_stands(tmp_path, monkeypatch):
     assert row['interval'] == 'wilson' and all(s['new_tokens'] <= 4 for s in row['samples'])
     written = rt.read_jsonl(ruler.jsonl_path(dict(out_dir=str(tmp_path / 'out'), name='ruler'), row))
     assert [{k: w[k] for k in rows[0]} for w in written] == rows[:2] and all('pred' in w for w in written)
+
+
+def test_the_effective_length_is_relative_to_the_models_own_score_at_its_shortest_length():
+    """#73: RULER's threshold (Llama-2-7B's 85.6 at 4k) means nothing for a 135M model, so the effective length is
+    the longest length whose average holds at least 0.85 x the model's own at 0.25 L_tr, there and at every shorter
+    one. Hand cases: a dip at 1x ends it even if 2x recovers; a model at 0 at its shortest has none."""
+    def avgs(key, scores):
+        return [dict(ckpt=key, variant='vanilla', mult=m, score=s, tasks=4) for m, s in scores.items()]
+    got = ruler.effective_lengths(avgs('a', {0.25: 80.0, 0.5: 70.0, 1.0: 67.0, 2.0: 75.0})  # 68 is the bar
+                                  + avgs('b', {0.25: 50.0, 0.5: 43.0, 1.0: 42.5, 2.0: 10.0})  # 42.5 is the bar
+                                  + avgs('c', {0.25: 0.0, 0.5: 0.0}))
+    assert got == {('a', 'vanilla'): 0.5, ('b', 'vanilla'): 1.0, ('c', 'vanilla'): None}
