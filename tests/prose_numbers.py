@@ -1178,3 +1178,34 @@ q = at('results/repro/README.md', 'results/thesis/thesis.json')
 q('is {:ppl} over {} seeds, from {:ppl} to {:ppl}', "thesis_cell('t3_3', 'sinusoidal', 16)['mean']",
   "thesis_cell('t3_3', 'sinusoidal', 16)['n']", "min(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())",
   "max(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())")
+
+# results/ruler (#73): the prompt format of SmolLM2
+q = at('results/ruler/README.md', 'results/ruler/smollm2_chat_niah1.json')
+q('NIAH single 1 at {:g} L_tr ({:,} tokens), n = {}:', "d['results'][0]['mult']", "d['results'][0]['L_ex']",
+  "d['results'][0]['n']")
+q('- its chat template: {:.1f} [{:.1f}, {:.1f}]', "d['results'][0]['score']", "d['results'][0]['ci95'][0]",
+  "d['results'][0]['ci95'][1]")
+q('SmolLM2 answers in {:.1f} CPU-s a sample at {:g} L_tr with the chat', "d['results'][0]['cpu_seconds_per_sample']",
+  "d['results'][0]['mult']")
+q = at('results/ruler/README.md', 'results/ruler/smollm2_base_niah1.json')
+q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']", "d['results'][0]['ci95'][0]",
+  "d['results'][0]['ci95'][1]")
+
+# results/recall (#72): ALiBi's recall benefit by distance at 16 L_tr
+q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
+RC = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
+q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} ({:g} L_tr), '
+  '{:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); random tokens: {:.3f}, '
+  '{:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
+  f"{RC.format('text', 32)}['benefit']", "32", f"{RC.format('text', 512)}['benefit']", "512", "2",
+  f"{RC.format('text', 1024)}['benefit']", "1024", f"{RC.format('text', 2048)}['benefit']", "2048",
+  f"{RC.format('text', 2048)}['p']", f"{RC.format('random', 32)}['benefit']", f"{RC.format('random', 512)}['benefit']",
+  f"{RC.format('random', 1024)}['benefit']", f"{RC.format('random', 2048)}['benefit']",
+  f"{RC.format('random', 2048)}['p']")
+VD = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
+q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benefit past L_tr is {:.2f} of the benefit '
+  'at d = {} (text).', f"{VD.format('text')}['horizon']", f"{VD.format('random')}['horizon']",
+  f"{VD.format('text')}['share_beyond_L_tr']", "32")
+q('n = {} spans per cell, one seed.', "d['settings']['n']")
+q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
+q('flat in perplexity (16x over 1x: {:.3f})', "ppl('alibi-s0', 16) / ppl('alibi-s0', 1)")
