@@ -171,14 +171,14 @@ q('at {:g}x {:ppl}, with it {:ppl} (1x: {:ppl})', "4", "ppl('smollm2', 4)", "ppl
   "ppl('smollm2', 1)")
 
 q = at('README.md', 'results/thesis/thesis.json')
-q('non-overlapping: RoPE {:ppl} → {:ppl}, sinusoidal {:ppl} → {:ppl}, ALiBi {:ppl} → {:ppl} (p = {:.3g})',
-  "thesis_cell('t3_3', 'rope', 1)['mean']", "thesis_cell('t3_3', 'rope', 16)['mean']",
-  "thesis_cell('t3_3', 'sinusoidal', 1)['mean']", "thesis_cell('t3_3', 'sinusoidal', 16)['mean']",
-  "thesis_cell('t3_3', 'alibi', 1)['mean']", "thesis_cell('t3_3', 'alibi', 16)['mean']",
-  "thesis_p('t3_3', 'alibi', 1, 16)")
-q('Last token, N = {}: ALiBi {:ppl} → {:ppl} (p = {:.3g}) | {} seeds', "d['protocols']['last_token']['n_drawn']",
+q('non-overlapping: RoPE {:ppl} → {:ppl}, sinusoidal',
+  "thesis_cell('t3_3', 'rope', 1)['mean']", "thesis_cell('t3_3', 'rope', 16)['mean']")
+q('ALiBi {:ppl} → {:ppl} (p = {:.3g})', "thesis_cell('t3_3', 'alibi', 1)['mean']",
+  "thesis_cell('t3_3', 'alibi', 16)['mean']", "thesis_p('t3_3', 'alibi', 1, 16)")
+q('Last token, N = {}: ALiBi {:ppl} → {:ppl} (p = {:.3g}). Recall', "d['protocols']['last_token']['n_drawn']",
   "thesis_cell('t4_3', 'alibi', 1)['mean']", "thesis_cell('t4_3', 'alibi', 16)['mean']",
-  "thesis_p('t4_3', 'alibi', 1, 16)", "thesis_cell('t4_3', 'alibi', 1)['n']")
+  "thesis_p('t4_3', 'alibi', 1, 16)")
+q('| {} seeds, paired t-tests over seeds; recall', "thesis_cell('t4_3', 'alibi', 1)['n']")
 q('non-overlapping: KERPLE-log {:ppl} → {:ppl} at {:g}x, {:ppl} at {:g}x (p = {:.3g})',
   "thesis_cell('t3_3', 'kerple_log', 1)['mean']", "thesis_cell('t3_3', 'kerple_log', 4)['mean']", "4",
   "thesis_cell('t3_3', 'kerple_log', 16)['mean']", "16", "thesis_p('t3_3', 'kerple_log', 1, 16)")
@@ -1194,9 +1194,9 @@ q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']"
 # results/recall (#72): ALiBi's recall benefit by distance at 16 L_tr
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
 RC = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
-q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} ({:g} L_tr), '
-  '{:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); random tokens: {:.3f}, '
-  '{:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
+q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} '
+  '({:g} L_tr), {:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); '
+  'random tokens: {:.3f}, {:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
   f"{RC.format('text', 32)}['benefit']", "32", f"{RC.format('text', 512)}['benefit']", "512", "2",
   f"{RC.format('text', 1024)}['benefit']", "1024", f"{RC.format('text', 2048)}['benefit']", "2048",
   f"{RC.format('text', 2048)}['p']", f"{RC.format('random', 32)}['benefit']", f"{RC.format('random', 512)}['benefit']",
@@ -1207,5 +1207,31 @@ q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benef
   'at d = {} (text).', f"{VD.format('text')}['horizon']", f"{VD.format('random')}['horizon']",
   f"{VD.format('text')}['share_beyond_L_tr']", "32")
 q('n = {} spans per cell, one seed.', "d['settings']['n']")
+
+q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
+RR = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+q('RoPE recalls less than ALiBi: {:.3f} nats/token at d = {} for text and {:.3f} for random tokens at {:g} L_tr.',
+  f"{RR.format('text', 1, 32)}['benefit']", "32", f"{RR.format('random', 1, 32)}['benefit']", "1")
+q('the benefit is {:.3f} at d = {} and {:.3f} at d = {:,} for text, and random tokens are recalled at no distance '
+  '({:.4f} at d = {}, p = {:.2g}).', f"{RR.format('text', 16, 32)}['benefit']", "32",
+  f"{RR.format('text', 16, 1024)}['benefit']", "1024", f"{RR.format('random', 16, 32)}['benefit']", "32",
+  f"{RR.format('random', 16, 32)}['p']")
 q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
-q('flat in perplexity (16x over 1x: {:.3f})', "ppl('alibi-s0', 16) / ppl('alibi-s0', 1)")
+q('where its perplexity is {:.3f} times its 1x', "ppl('rope-s0', 16) / ppl('rope-s0', 1)")
+q('- ALiBi is flat ({:.3f})', "ppl('alibi-s0', 16) / ppl('alibi-s0', 1)")
+q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
+q('recalls a span {:g} L_tr back (p = {:.2g} at d = {:,})', "1024 / 256", f"{RC.format('text', 1024)}['p']", "1024")
+q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
+q('keeps a trace of recall at every distance ({:.3f} nats/token)', f"{RR.format('text', 16, 1024)}['benefit']")
+
+# README's first finding, its sinusoidal spread and ALiBi's recall (#71, #72)
+q = at('README.md', 'results/thesis/thesis.json')
+q('sinusoidal {:ppl} → {:ppl} (seeds: {:ppl} to {:ppl})', "thesis_cell('t3_3', 'sinusoidal', 1)['mean']",
+  "thesis_cell('t3_3', 'sinusoidal', 16)['mean']", "min(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())",
+  "max(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())")
+q = at('README.md', 'results/recall/tiny_alibi.json')
+q('and recalls a span {:g} L_tr back', "1024 / 256")
+q('Recall at {:g}x: {:.3f} nats/token at d = {}, {:.3f} at {:,} (p = {:.2g}) |', "16",
+  f"{RC.format('text', 32)}['benefit']", "32", f"{RC.format('text', 1024)}['benefit']", "1024",
+  f"{RC.format('text', 1024)}['p']")
+q('recall: {} spans, seed {}', "d['settings']['n']", "0")
