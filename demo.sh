@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 start=$(date +%s)
 python -m pip install torch==2.13.0  # first: the CPU build; a plain torch requirement would pull CUDA
-python -m pip install -r requirements.lock  # every package pinned (README.md, Install)
+python -m pip install -r requirements.lock  # every package pinned (README.md: how to refresh it)
 if [ ! -f data/pycode/meta.json ]; then
     python -m data.prepare --corpus=pycode
 fi

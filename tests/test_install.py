@@ -42,7 +42,7 @@ def test_the_lock_pins_every_package_the_requirements_name():
     names = required('requirements.txt') + required('requirements-test.txt')
     assert len(names) >= 15 and 'torch' in names and 'pytest' in names
     missing = [n for n in names if n not in pins]
-    assert not missing, f"requirements.lock has no pin for {missing}: refresh it (README.md, Install)"
+    assert not missing, f"requirements.lock has no pin for {missing}: refresh it (its header holds the command)"
 
 
 def test_the_lock_pins_dependencies_of_dependencies_too():
