@@ -306,14 +306,14 @@ def test_thesis_numbers_stand_in_the_tables_and_rows_they_cite():
 
 def thesis_protocol_numbers(readme):
     """The perplexities the README's claims table quotes under the thesis' protocols: every x.xxx after
-    'non-overlapping:' or 'last token, N = 1000:' in a row, up to the next protocol name or the end of the cell
-    (a p-value, 'p = 0.056', is not one)."""
+    'non-overlapping:' or 'last token, N = 1000:' in a row, up to the next protocol name (or the recall probe's
+    figures, 'Recall at 16x:') or the end of the cell (a p-value, 'p = 0.056', is not one)."""
     out = []
     for row in (line for line in readme.splitlines() if line.startswith('| ')):
         for cell in row.split('|'):
-            parts = re.split(r'(?i)(non-overlapping:|last token, N = 1000:|last 64 of 64:)', cell)
+            parts = re.split(r'(?i)(non-overlapping:|last token, N = 1000:|last 64 of 64:|recall at \d+x:)', cell)
             for name, text in zip(parts[1::2], parts[2::2]):
-                if name.lower() != 'last 64 of 64:':
+                if name.lower().startswith(('non-overlapping', 'last token')):
                     out += re.findall(r'(?<![\d.])(?<!p = )\d\.\d{3}(?![\d])', text)
     return out
 
