@@ -1235,3 +1235,11 @@ q('Recall at {:g}x: {:.3f} nats/token at d = {}, {:.3f} at {:,} (p = {:.2g}) |',
   f"{RC.format('text', 32)}['benefit']", "32", f"{RC.format('text', 1024)}['benefit']", "1024",
   f"{RC.format('text', 1024)}['p']")
 q('recall: {} spans, seed {}', "d['settings']['n']", "0")
+q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
+RU = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.25)"
+q('{:g} L_tr done, n = {} each): at {:,} tokens', "0.25", f"{RU.format('vt')}['n']", f"{RU.format('vt')}['L_ex']")
+q('NIAH single 1 scores {:.1f}, single 2 (a number in an essay) {:.1f}, single 3 (a UUID) {:.1f} [{:.1f}, {:.1f}], '
+  'and variable tracking {:.1f} [{:.1f}, {:.1f}]', f"{RU.format('niah_single_1')}['score']",
+  f"{RU.format('niah_single_2')}['score']", f"{RU.format('niah_single_3')}['score']",
+  f"{RU.format('niah_single_3')}['ci95'][0]", f"{RU.format('niah_single_3')}['ci95'][1]",
+  f"{RU.format('vt')}['score']", f"{RU.format('vt')}['ci95'][0]", f"{RU.format('vt')}['ci95'][1]")
