@@ -1243,3 +1243,13 @@ q('NIAH single 1 scores {:.1f}, single 2 (a number in an essay) {:.1f}, single 3
   f"{RU.format('niah_single_2')}['score']", f"{RU.format('niah_single_3')}['score']",
   f"{RU.format('niah_single_3')}['ci95'][0]", f"{RU.format('niah_single_3')}['ci95'][1]",
   f"{RU.format('vt')}['score']", f"{RU.format('vt')}['ci95'][0]", f"{RU.format('vt')}['ci95'][1]")
+
+q = at('results/recall/README.md', 'results/recall/tiny_sandwich.json')
+SW = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
+q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and random tokens only at d = {} ({:.3f}, '
+  'p = {:.2g}), at no d past it.', "16", f"{SW.format('text', 32)}['benefit']", "32",
+  f"{SW.format('text', 1024)}['benefit']", "1024", "32", f"{SW.format('random', 32)}['benefit']",
+  f"{SW.format('random', 32)}['p']")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) / ppl('sandwich', 1)",
+  "grp(group='sandwich', mult=16)['n']")
