@@ -69,6 +69,14 @@ def smollm2_inputs():
     return out
 
 
+def lminf_yarn_dynamic(command, name, costs):
+    """A passkey grid three ways: LM-Infinite, then YaRN and dynamic NTK at s = 2 (name, name_yarn, name_dynamic)."""
+    out = [step('smollm2', f'{command} --lm_infinite=True --name={name}', costs[0])]
+    for s in ('yarn', 'dynamic'):
+        out.append(step('smollm2', f'{command} --rope_scaling={s} --rope_scale=2 --name={name}_{s}', costs[1]))
+    return out
+
+
 def smollm2_passkey():
     """Passkey: one 5-digit key in the code-style filler, by depth and length, LM-Infinite and RoPE's extensions."""
     passkey, out = 'python -m analysis.passkey --ckpt=smollm2', []
@@ -79,11 +87,8 @@ def smollm2_passkey():
         out.append(step('smollm2', f'{passkey} --lengths=0.25,2 --depths=0.5 --n=1 --rope_scaling={s} --rope_scale=2 '
                         f'--out_dir={PRE} --name=smollm2_passkey_{s}', '4 min'))
     # depths 0-100% at 2k-8k (one key per cell; a depth grid at 16k is 20 forwards of minutes each)
-    D = f'--lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir={PRE}'
-    out.append(step('smollm2', f'{passkey} {D} --lm_infinite=True --name=smollm2_passkey_depths', '10 min'))
-    for s in ('yarn', 'dynamic'):
-        out.append(step('smollm2', f'{passkey} {D} --rope_scaling={s} --rope_scale=2 '
-                        f'--name=smollm2_passkey_depths_{s}', '5 min'))
+    out += lminf_yarn_dynamic(f'{passkey} --lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir={PRE}',
+                              'smollm2_passkey_depths', ('10 min', '5 min'))
     # four keys per cell at 2k-8k for plain RoPE and YaRN (within L_tr LM-Infinite and dynamic NTK equal plain RoPE)
     D = f'--lengths=0.25,0.5,1 --depths=0,0.25,0.5,0.75,1 --n=4 --out_dir={PRE}'
     for v in (':', '_yarn:--rope_scaling=yarn:--rope_scale=2'):
@@ -93,11 +98,8 @@ def smollm2_passkey():
     out.append(step('smollm2', f'{passkey} --lengths=1 --depths=0.05,0.1,0.15,0.2 --n=4 --out_dir={PRE} '
                     '--name=smollm2_passkey_reach8k', '12 min', reuse=True))
     # ... and at 16k (one key per cell: 5 forwards of 5 minutes per variant)
-    D = f'--lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir={PRE}'
-    out.append(step('smollm2', f'{passkey} {D} --lm_infinite=True --name=smollm2_passkey_depths16k', '21 min'))
-    for s in ('yarn', 'dynamic'):
-        out.append(step('smollm2', f'{passkey} {D} --rope_scaling={s} --rope_scale=2 '
-                        f'--name=smollm2_passkey_depths16k_{s}', '10 min'))
+    out += lminf_yarn_dynamic(f'{passkey} --lengths=2 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir={PRE}',
+                              'smollm2_passkey_depths16k', ('21 min', '10 min'))
     # ... and at 32k, one key per depth (a forward at 32k: 8-12 CPU minutes; --reuse keeps each finished cell); YaRN at
     # s = 4, the factor 32k needs
     D = f'--lengths=4 --depths=0,0.25,0.5,0.75,1 --n=1 --out_dir={PRE}'
