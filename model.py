@@ -57,7 +57,7 @@ class GPTConfig:
     rope_beta_slow: float = 0.0 # yarn/llama3: pairs turning fewer times than this are interpolated (0: 1 for both)
     rope_attn_factor: float = 0.0  # yarn: the factor on q and k (0: 0.1 ln s + 1)
     rope_truncate: bool = True  # yarn: the ramp's ends rounded out to whole pairs (transformers' `truncate`)
-    extend_layers: str = 'all'  # the layers rope_scaling and AttnOptions' local/ceiling/topk reach: all|global|local
+    extend_layers: str = 'all'  # layers rope_scaling and AttnOptions' key_window/ceiling/topk reach: all|global|local
     flex: bool = True           # on a GPU, FlexAttention may take a biased attention call (routes.py's flex route)
     # ---- RegularGPT (thesis ch. 6), pe='regular' only ----
     chunk_size: int = 2         # C
@@ -644,7 +644,7 @@ class CausalSelfAttention(nn.Module):
         k, v, ki, krel, kpot = self.with_past(k, v, pot, pe, layer, pos, cache)
         rows = slice(-last_k, None) if last_k else slice(None)
         q, qpot = q[:, :, rows], (pot[:, :, rows] if pot is not None else None)
-        o = self.opts if self.extended else replace(self.opts, local=0, n_starting=0, ceiling=0, topk=0)
+        o = self.opts if self.extended else replace(self.opts, key_window=0, n_starting=0, ceiling=0, topk=0)
         same = q.size(2) == k.size(2)  # keys = cached + new ones: as many as the queries only with no past
         call = AttnCall(layer, pos.idx[rows], pos.rel[:, rows], ki, krel, self.mask_rules(o, cache), qpot, kpot,
                         allow_flex=self.flex, same=same, plain=same and pos.plain)
@@ -668,10 +668,10 @@ class CausalSelfAttention(nn.Module):
         return k, v, ki, krel, kpot
 
     def mask_rules(self, o, cache):
-        """The call's (n_starting, local) rules: the layer's own window, the Λ mask, a bounded cache."""
+        """The call's (n_starting, width) rules: the layer's own window, the Λ mask, a bounded cache."""
         rules = [(0, self.window)] if self.window else []
-        if o.local > 0:
-            rules.append((o.n_starting, o.local))
+        if o.key_window > 0:
+            rules.append((o.n_starting, o.key_window))
         if cache is not None and cache.cache_window > 0:
             rules.append((cache.n_starting, cache.cache_window))
         return tuple(rules)
@@ -805,7 +805,8 @@ class GPT(nn.Module):
 
     @contextmanager
     def attention(self, **kw):
-        """`with model.attention(local=256, n_starting=10):` AttnOptions for the block, restored on exit (or raise)."""
+        """`with model.attention(key_window=256, n_starting=10):` AttnOptions for the block, restored on exit (or
+        raise)."""
         names = [f.name for f in fields(AttnOptions)]
         if set(kw) - set(names):
             raise ValueError(f"unknown attention option(s) {sorted(set(kw) - set(names))}; allowed: {names}")
@@ -913,9 +914,9 @@ class RegularGPT(GPT):
         o = self.attn_opts
         if o.route == 'reference':
             impl = 'plain'
-        if impl != 'plain' and (o.local or o.ceiling or o.topk):
-            raise ValueError(f"RegularGPT regular_impl={impl!r} honours the temperature and the hook only; for local, "
-                             f"ceiling or topk use regular_impl='plain'")
+        if impl != 'plain' and (o.key_window or o.ceiling or o.topk):
+            raise ValueError(f"RegularGPT regular_impl={impl!r} honours the temperature and the hook only; for "
+                             f"key_window, ceiling or topk use regular_impl='plain'")
         B, T = idx.shape
         x = self.transformer.drop(self.transformer.wte(idx))  # no absolute positions (thesis 6.2)
         keep = collect.append if collect is not None else (lambda _: None)

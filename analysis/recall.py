@@ -169,7 +169,7 @@ def shareable(model, kw):
     dynamic NTK (a cache keeps each key's base), nor top-k, a hook or a temperature."""
     cfg = model.config
     return (cfg.pe != 'regular' and not getattr(cfg, 'randomized_positions', 0) and cfg.rope_scaling != 'dynamic'
-            and not kw.get('topk') and set(kw) <= {'local', 'n_starting', 'ceiling', 'topk', 'topk_from_layer'})
+            and not kw.get('topk') and set(kw) <= {'key_window', 'n_starting', 'ceiling', 'topk', 'topk_from_layer'})
 
 
 def batch_pairs(model, probe, L, which, cells, m, stream, step, share):

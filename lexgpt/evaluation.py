@@ -185,13 +185,14 @@ def variants(cfg):
     out = [] if cfg['no_vanilla'] else [('vanilla', lambda L_tr, m: {})]
     if cfg['windowed']:
         w = cfg.get('windowed_at', 0)
-        out.append((f'windowed@{w or "L_tr"}', lambda L_tr, m: dict(local=w or L_tr)))
+        out.append((f'windowed@{w or "L_tr"}', lambda L_tr, m: dict(key_window=w or L_tr)))
     if cfg['lm_infinite'] or cfg['topk']:
         # LM-Infinite (paper 002, sec. 4, App. A): Λ-mask = first n_starting + last L_pretrain tokens, distance
         # ceiling L_pretrain; top-k middle tokens at distance L_pretrain / 2, in the layers from topk_from_layer on
         k, ns, h = cfg['topk'], cfg['n_starting'], cfg['topk_from_layer']
         label = f'LM-Inf(n_start={ns}' + (f',top{k}@layer>={h})' if k else ')')
-        out.append((label, lambda L_tr, m: dict(local=L_tr, n_starting=ns, ceiling=L_tr, topk=k, topk_from_layer=h)))
+        out.append((label, lambda L_tr, m: dict(key_window=L_tr, n_starting=ns, ceiling=L_tr, topk=k,
+                                                topk_from_layer=h)))
     if cfg['attn_temperature']:
         taus = parse_temperature(cfg['attn_temperature'])
         label = f'tau={taus[None]}' if list(taus) == [None] else 'tau(L)'

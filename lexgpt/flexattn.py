@@ -33,8 +33,8 @@ def flex_mods(qi, qrel, ki, krel, mask_rules, bias_tab=None, weight_tab=None, po
 
     def mask_mod(b, h, m, n):
         ok = qi[m] >= ki[n]
-        for n_start, local in mask_rules:
-            ok = ok & ((qi[m] - ki[n] < local) | (ki[n] < n_start))
+        for n_start, width in mask_rules:
+            ok = ok & ((qi[m] - ki[n] < width) | (ki[n] < n_start))
         return ok
     return score_mod, mask_mod
 

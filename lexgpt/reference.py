@@ -26,7 +26,9 @@ ROUTE_CHOICES = ('auto', 'reference', 'dense', 'flex')
 class AttnOptions:
     """Evaluation-time controls, shared by all layers; `with model.attention(...)` changes them."""
     attn_temperature: float = 1.0  # logits / tau (thesis ch. 5, Algorithm 1)
-    local: int = 0             # >0: Λ-shaped mask, keys within `local` of the query ...
+    # >0: each query sees only the keys within key_window of it (windowed@L_tr; with n_starting, LM-Infinite's Λ mask).
+    # Chosen at evaluation, on top of GPTConfig.window, the window a layer was trained with (Gemma 3's local layers)
+    key_window: int = 0
     n_starting: int = 0        # ... plus the first n_starting tokens (LM-Infinite)
     ceiling: int = 0           # >0: relative distances above it are treated as `ceiling` (LM-Infinite)
     topk: int = 0              # >0: also attend to the top-k middle tokens by score (LM-Infinite) ...
@@ -45,7 +47,7 @@ class AttnCall:
     qrel: torch.Tensor   # [b, Tq] its position as the relative encodings see it (distances)
     ki: torch.Tensor     # [Tk] the same for the keys
     krel: torch.Tensor   # [b, Tk]
-    mask_rules: tuple = ()     # (n_starting, local) rules: window, Λ mask, bounded cache
+    mask_rules: tuple = ()     # (n_starting, width) rules: window, Λ mask, bounded cache
     qpot: torch.Tensor = None  # [b, H, Tq] the encoding's content-dependent potential (FoX), or None
     kpot: torch.Tensor = None  # [b, H, Tk]
     allow_flex: bool = True    # GPTConfig.flex: on a GPU, FlexAttention may take the call
@@ -55,20 +57,20 @@ class AttnCall:
 
 
 def allowed_keys(qi, ki, mask_rules):
-    """Boolean [tq, tk]: causal, and for each (n_starting, local) rule: key among the first n_starting
-    tokens or within `local` of the query (windowed attention is (0, w); thesis 4.3.3)."""
+    """Boolean [tq, tk]: causal, and for each (n_starting, width) rule: key among the first n_starting
+    tokens or within `width` of the query (windowed attention is (0, w); thesis 4.3.3)."""
     diff = qi[:, None] - ki[None, :]
     ok = diff >= 0
-    for n_start, local in mask_rules:
-        ok &= (diff < local) | (ki[None, :] < n_start)
+    for n_start, width in mask_rules:
+        ok &= (diff < width) | (ki[None, :] < n_start)
     return ok
 
 
 def keys_seen(qi, mask_rules):
     """How many keys each query token qi sees: 0..qi, narrowed by the window rules (exact for one rule)."""
     n = qi.float() + 1
-    for n_start, local in mask_rules:
-        n = n.clamp(max=local) + (qi + 1 - local).clamp(min=0, max=n_start)
+    for n_start, width in mask_rules:
+        n = n.clamp(max=width) + (qi + 1 - width).clamp(min=0, max=n_start)
     return n
 
 

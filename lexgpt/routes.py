@@ -63,8 +63,8 @@ def key_range(qi, ki, mask_rules):
     input only touches the keys near the block (keys are in increasing token order)."""
     hi = int(torch.searchsorted(ki, qi[-1], right=True))
     lo, n_start = 0, 0
-    for s, local in mask_rules:
-        lo = max(lo, int(torch.searchsorted(ki, qi[0] - local + 1)))
+    for s, width in mask_rules:
+        lo = max(lo, int(torch.searchsorted(ki, qi[0] - width + 1)))
         n_start = max(n_start, int(torch.searchsorted(ki, torch.tensor(s, device=ki.device))))
     if n_start >= lo:
         return torch.arange(0, hi, device=ki.device)
@@ -74,7 +74,7 @@ def key_range(qi, ki, mask_rules):
 def tiled_windows(mask_rules):
     """(band, sinks) of the window rules that tiled_attention handles: every key within `band` of the query
     (0: no limit), plus the first `sinks` tokens; None when the rules do not reduce to that."""
-    band = min([local for _, local in mask_rules], default=0)
+    band = min([width for _, width in mask_rules], default=0)
     starts = [ns for ns, _ in mask_rules if ns > 0]
     if not starts:
         return band, 0

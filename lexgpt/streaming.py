@@ -59,7 +59,8 @@ def stream_losses(model, steps, cache_window, n_starting, fresh=False):
     """Per-token losses [c] of each step, scored through a relative KVCache that keeps the first n_starting tokens
     and the last cache_window ones: every token is predicted from at most n_starting + cache_window tokens, at
     distances capped at cache_window (LM-Infinite's ceiling), which equals one forward over the whole stream under
-    model.attention(local=cache_window, n_starting=n_starting, ceiling=cache_window). fresh: each step from scratch."""
+    model.attention(key_window=cache_window, n_starting=n_starting, ceiling=cache_window). fresh: each step from
+    scratch."""
     cache = KVCache(cache_window=cache_window, n_starting=n_starting, relative=True)
     device = next(model.parameters()).device
     with model.attention(ceiling=cache_window if n_starting else 0):  # without starting tokens no distance reaches it

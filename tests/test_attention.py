@@ -20,8 +20,8 @@ def logits(model, idx, **opts):
         return model(idx, targets=idx)[0]
 
 
-SETUPS = [dict(), dict(attn_temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
-          dict(local=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
+SETUPS = [dict(), dict(attn_temperature=0.7), dict(key_window=9), dict(key_window=9, n_starting=3),
+          dict(key_window=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -162,7 +162,7 @@ def no_flex_path(pe, opts):
     """Why routes.choose never sends a call with these options to flex on a GPU, or ''."""
     if pe in ('cope', 'fire'):
         return f"pe={pe!r} has no flex path: its logits depend on the content (CoPE) or the query position (FIRE)"
-    if pe in ('none', 'learned', 'sinusoidal', 'rope', 'xpos', 'bipe_rope') and not opts.get('local'):
+    if pe in ('none', 'learned', 'sinusoidal', 'rope', 'xpos', 'bipe_rope') and not opts.get('key_window'):
         return 'no bias and no window: the fused causal route comes before flex'
     if pe in ('rope', 'xpos', 'bipe_rope') and opts.get('ceiling'):
         return 'a rotary encoding under a distance ceiling needs the scores themselves (explicit route)'
@@ -176,8 +176,8 @@ def test_compiled_flex_forward_on_cpu_equals_reference():
     model = tiny('kerple_biaswht', n_layer=1, n_embd=64)
     idx = torch.randint(3, 64, (1, 300))
     with torch.no_grad():
-        ref = logits(model, idx, route='reference', local=20, n_starting=2)
-        got = flex_logits(model, idx, compiled=True, local=20, n_starting=2)
+        ref = logits(model, idx, route='reference', key_window=20, n_starting=2)
+        got = flex_logits(model, idx, compiled=True, key_window=20, n_starting=2)
     assert torch.allclose(got, ref, atol=1e-4), (got - ref).abs().max()
 
 
@@ -222,7 +222,7 @@ def test_each_encoding_takes_its_route(pe):
     model = tiny(pe)
     idx = torch.randint(3, 64, (2, 40))
     idx[:, ::7] = 1
-    opts = dict(window=dict(local=9), lambda_=dict(local=9, n_starting=3), lm_infinite=SETUPS[4],
+    opts = dict(window=dict(key_window=9), lambda_=dict(key_window=9, n_starting=3), lm_infinite=SETUPS[4],
                 hook=dict(hook=lambda *a: None))
     got = []
     for setup in ROUTE_SETUPS:
@@ -297,7 +297,7 @@ def test_lm_infinite_under_bf16_autocast_takes_tiled_near_the_float32_reference(
     matmul comes back in bfloat16 (an H200 run of bench.py's eval mode raised in torch.lerp there)."""
     model = tiny(pe, n_embd=64)
     idx = torch.randint(3, 64, (2, 80))
-    opts = dict(local=16, n_starting=2, ceiling=16)
+    opts = dict(key_window=16, n_starting=2, ceiling=16)
     with torch.no_grad():
         want = logits(model, idx, route='reference', **opts)
         with torch.autocast('cpu', dtype=torch.bfloat16), routes.recording() as taken:
@@ -319,7 +319,7 @@ def loss_and_grads(model, idx, **opts):
 
 @cuda
 @pytest.mark.parametrize('pe', ['alibi', 't5', 'kerple_biaswht', 'gauss_wht1', 'fox', 'bipe_alibi', 'rope'])
-@pytest.mark.parametrize('opts', [dict(), dict(local=9, n_starting=2)])
+@pytest.mark.parametrize('opts', [dict(), dict(key_window=9, n_starting=2)])
 @pytest.mark.parametrize('prefer', ['flex', 'dense'])
 def test_cuda_training_through_flex_or_dense_equals_reference(pe, opts, prefer):
     """CUDA training takes the compiled FlexAttention route, or the dense one (SDPA with the [H, T, T] bias as a mask
@@ -350,8 +350,8 @@ def test_cuda_bf16_autocast_stays_near_the_float32_reference(pe):
     with torch.no_grad():
         ref = logits(model, idx, route='reference')
         with torch.autocast('cuda', dtype=torch.bfloat16):
-            fast = logits(model, idx, local=16, n_starting=2), logits(model, idx)
-        ref_lambda = logits(model, idx, route='reference', local=16, n_starting=2)
+            fast = logits(model, idx, key_window=16, n_starting=2), logits(model, idx)
+        ref_lambda = logits(model, idx, route='reference', key_window=16, n_starting=2)
     for got, want in zip(fast, (ref_lambda, ref)):
         assert torch.isfinite(got).all() and (got.float() - want).abs().max() < 0.05 * want.abs().max()
     model.train()
@@ -372,10 +372,10 @@ def test_cuda_head_dimension_8_leaves_flex_and_equals_reference(pe):
     model = tiny(pe).cuda()
     idx = torch.randint(3, 64, (2, 80), device='cuda')
     with torch.no_grad(), routes.recording() as taken:
-        got = logits(model, idx, local=16, n_starting=2)
+        got = logits(model, idx, key_window=16, n_starting=2)
     assert 'flex' not in taken, taken
     with torch.no_grad():
-        want = logits(model, idx, route='reference', local=16, n_starting=2)
+        want = logits(model, idx, route='reference', key_window=16, n_starting=2)
     assert torch.allclose(got, want, atol=1e-4)
 
 

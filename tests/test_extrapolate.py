@@ -287,10 +287,10 @@ def test_the_variants_give_lm_infinite_its_mask_ceiling_and_top_k():
                                          attn_temperature='2:0.9')))
     lm_inf = 'LM-Inf(n_start=4,top5@layer>=1)'
     assert list(specs) == ['vanilla', 'windowed@L_tr', lm_inf, 'tau(L)']
-    assert specs[lm_inf](16, 2.0) == dict(local=16, n_starting=4, ceiling=16, topk=5, topk_from_layer=1)
-    assert specs['vanilla'](16, 2.0) == {} and specs['windowed@L_tr'](16, 2.0) == dict(local=16)
+    assert specs[lm_inf](16, 2.0) == dict(key_window=16, n_starting=4, ceiling=16, topk=5, topk_from_layer=1)
+    assert specs['vanilla'](16, 2.0) == {} and specs['windowed@L_tr'](16, 2.0) == dict(key_window=16)
     assert [specs['tau(L)'](16, m) for m in (2.0, 4.0)] == [dict(attn_temperature=0.9), dict(attn_temperature=1.0)]
-    assert dict(evaluation.variants(cfg(windowed=True, windowed_at=8)))['windowed@8'](16, 1.0) == dict(local=8)
+    assert dict(evaluation.variants(cfg(windowed=True, windowed_at=8)))['windowed@8'](16, 1.0) == dict(key_window=8)
 
 
 def test_parse_temperature_per_length():
@@ -330,7 +330,7 @@ def test_regular_gpt_ppl_matches_its_plain_implementation_and_skips_what_gather_
     rows = ex.main(cfg(ckpt=[path], data_dir=data, lengths=[4], n=5, windowed=True, regular_impl='plain',
                        out_dir=str(tmp_path)))['results']
     windowed = next(r for r in rows if r['variant'] == 'windowed@L_tr')
-    with model.attention(local=16):
+    with model.attention(key_window=16):
         want = np.mean([direct_ce(model, split.tokens[e - 64:e], split.tokens[e], regular_impl='plain') for e in ends])
     assert windowed['loss'] == pytest.approx(want, abs=1e-5)
 

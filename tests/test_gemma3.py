@@ -172,14 +172,14 @@ def test_a_tiny_gemma3_folder_is_scored_with_its_tokenizers_bos_as_transformers_
 
 @pytest.mark.parametrize('layers', ['all', 'global', 'local'])
 def test_evaluation_time_options_reach_the_layers_extend_layers_names(tmp_path, layers):
-    """A window of 3 (AttnOptions.local) on the layers named: there no key 3 or more back gets weight; a local layer
-    left alone still sees 4 back (its window of 5), a global one all 23."""
+    """A window of 3 (AttnOptions.key_window) on the layers named: there no key 3 or more back gets weight; a local
+    layer left alone still sees 4 back (its window of 5), a global one all 23."""
     model, reach = GPT.from_pretrained(save_tiny(tmp_path, **TINY), extend_layers=layers), {}
 
     def hook(layer, probs, qi, ki):
         d = (qi[:, None] - ki[None, :]) * (probs.amax((0, 1)) > 0)
         reach[layer] = max(reach.get(layer, 0), int(d.max()))
-    with torch.no_grad(), model.attention(local=3, hook=hook):
+    with torch.no_grad(), model.attention(key_window=3, hook=hook):
         model(inputs())
     named = {'all': [0, 1, 2, 3], 'global': [1, 3], 'local': [0, 2]}[layers]
     assert reach == {i: 2 if i in named else 4 if i in (0, 2) else T - 1 for i in range(4)}
@@ -217,7 +217,7 @@ def test_a_stream_keeps_the_local_layers_to_their_window(tmp_path):
     model, W, S = GPT.from_pretrained(save_tiny(tmp_path, **TINY)), 8, 2
     tokens = np.random.default_rng(0).integers(1, V, 61).astype(np.uint16)
     x, y = (torch.from_numpy(tokens[a:a + 60].astype(np.int64))[None] for a in (0, 1))
-    with torch.no_grad(), model.attention(local=W, n_starting=S, ceiling=W):
+    with torch.no_grad(), model.attention(key_window=W, n_starting=S, ceiling=W):
         full = model(x, targets=y, reduction='none')[1][0].double().numpy()
     streamed = np.concatenate(list(stream_losses(model, stream_steps([tokens], 60, 7), W, S)))
     np.testing.assert_allclose(streamed, full, atol=2e-5)
@@ -317,7 +317,7 @@ def test_cuda_float32_equals_cpu(tmp_path, layers):
     cpu = GPT.from_pretrained(folder, extend_layers=layers)
     gpu = GPT.from_pretrained(folder, extend_layers=layers).cuda()
     idx = inputs(48)
-    for opts in (dict(), dict(local=8), dict(local=8, n_starting=2, ceiling=8)):
+    for opts in (dict(), dict(key_window=8), dict(key_window=8, n_starting=2, ceiling=8)):
         with torch.no_grad(), cpu.attention(**opts), gpu.attention(**opts):
             diff = (all_logits(gpu, idx.cuda()).cpu() - all_logits(cpu, idx)).abs().max().item()
         assert diff < 1e-4, (opts, diff)

@@ -130,8 +130,8 @@ def test_yarn_under_the_distance_ceiling_scales_q_and_k_once(impl):
     assert torch.allclose(seen['p'], want, atol=1e-5), (seen['p'] - want).abs().max()
 
 
-@pytest.mark.parametrize('opts', [dict(ceiling=5), dict(local=16, n_starting=2, ceiling=16),
-                                  dict(local=4, n_starting=1, ceiling=8, topk=3, topk_from_layer=1)])
+@pytest.mark.parametrize('opts', [dict(ceiling=5), dict(key_window=16, n_starting=2, ceiling=16),
+                                  dict(key_window=4, n_starting=1, ceiling=8, topk=3, topk_from_layer=1)])
 def test_yarn_with_lm_infinite_fast_equals_reference(opts):
     model = tiny('rope', rope_scaling='yarn', rope_scale=4.0)
     idx = torch.randint(0, 64, (2, 60))

@@ -66,7 +66,7 @@ def test_the_frequencies_are_each_layers_own_and_an_extension_reaches_only_the_l
         def hook(layer, probs, qi, ki):  # the farthest key a query gives weight to
             d = (qi[:, None] - ki[None, :]) * (probs.amax((0, 1)) > 0)
             reach[layer] = max(reach.get(layer, 0), int(d.max()))
-        with torch.no_grad(), model.attention(local=2, hook=hook):
+        with torch.no_grad(), model.attention(key_window=2, hook=hook):
             model(torch.randint(0, V, (1, T), generator=torch.Generator().manual_seed(1)))
         assert reach == {i: 1 if i in named else (w or T) - 1 for i, (w, _) in enumerate(OWN)}, which
 
@@ -80,7 +80,7 @@ def test_a_cached_decode_keeps_each_local_layer_to_its_window(bound):
     model = hybrid()
     idx = torch.randint(0, V, (2, T), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
-        with model.attention(local=W, n_starting=S):
+        with model.attention(key_window=W, n_starting=S):
             full = model(idx, targets=idx)[0]
         cache, prompt = KVCache(cache_window=W, n_starting=S), 6
         steps = [model(idx[:, :prompt], cache=cache)[0][:, -1]]

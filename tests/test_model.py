@@ -144,8 +144,9 @@ def test_kv_cache_decoding_equals_full_forward(pe):
     assert torch.allclose(chunk, full[:, 12:], atol=1e-5)
 
 
-LAST_CASES = [({}, {}), ({}, dict(local=8, n_starting=2, ceiling=8)), (dict(ssmax=True), {}),
-              (dict(layer_attn=((6, 10000.0), (0, 10000.0))), dict(local=8, n_starting=2, topk=2, topk_from_layer=0))]
+LAST_CASES = [({}, {}), ({}, dict(key_window=8, n_starting=2, ceiling=8)), (dict(ssmax=True), {}),
+              (dict(layer_attn=((6, 10000.0), (0, 10000.0))),
+               dict(key_window=8, n_starting=2, topk=2, topk_from_layer=0))]
 
 
 @pytest.mark.parametrize('pe', ALL)
@@ -176,7 +177,7 @@ def test_bounded_cache_equals_lambda_masked_forward(pe):
     model = tiny(pe)
     idx = torch.randint(0, 64, (1, 48))
     with torch.no_grad():
-        with model.attention(local=8, n_starting=3):
+        with model.attention(key_window=8, n_starting=3):
             full = all_logits(model, idx)
         cache = KVCache(cache_window=8, n_starting=3)
         model(idx[:, :10], cache=cache)
@@ -251,7 +252,7 @@ def test_attention_hook_temperature_and_lambda_mask():
         seen[layer] = (probs.clone(), qi.clone(), ki.clone())
 
     with torch.no_grad():
-        with model.attention(hook=hook, local=6, n_starting=2):
+        with model.attention(hook=hook, key_window=6, n_starting=2):
             all_logits(model, idx)
         p, qi, ki = seen[1]
         assert torch.allclose(p.sum(-1), torch.ones_like(p.sum(-1)))
@@ -307,8 +308,8 @@ def test_topk_middle_tokens_at_half_the_ceiling_from_a_layer_on():
     idx = torch.randint(0, 64, (1, 30))
     seen = {}
     with torch.no_grad():
-        with model.attention(hook=lambda l, p, qi, ki: seen.update({l: p}), local=4, n_starting=1, ceiling=8, topk=3,
-                             topk_from_layer=1):
+        with model.attention(hook=lambda l, p, qi, ki: seen.update({l: p}), key_window=4, n_starting=1, ceiling=8,
+                             topk=3, topk_from_layer=1):
             all_logits(model, idx)
             # layer 1's input: layer 0's output under the same options
             x = model.transformer.h[0](model.transformer.wte(idx), model.pe, 0, model.pe.positions(idx, 0, None)[0])
@@ -349,9 +350,9 @@ def test_generate_far_beyond_block_size_with_bounded_cache():
         tiny('learned').generate(torch.zeros(1, 3, dtype=torch.long), 20)
 
 
-def lambda_logits(model, idx, local, n_starting):
+def lambda_logits(model, idx, key_window, n_starting):
     """The last position's logits of a full forward under the Λ mask: what a bounded cache must reproduce."""
-    with torch.no_grad(), model.attention(local=local, n_starting=n_starting, route='reference'):
+    with torch.no_grad(), model.attention(key_window=key_window, n_starting=n_starting, route='reference'):
         return all_logits(model, idx)[:, -1]
 
 

@@ -234,7 +234,7 @@ def test_cuda_float32_equals_cpu(tmp_path, scaling):
     extend = dict(rope_scaling=scaling, rope_scale=2.0) if scaling else {}
     cpu, gpu = GPT.from_pretrained(folder, **extend), GPT.from_pretrained(folder, **extend).cuda()
     idx = torch.randint(0, V, (2, 3 * 32), generator=torch.Generator().manual_seed(2))  # 3 x L_tr
-    for opts in (dict(), dict(local=32), dict(local=32, n_starting=4, ceiling=32)):
+    for opts in (dict(), dict(key_window=32), dict(key_window=32, n_starting=4, ceiling=32)):
         with torch.no_grad(), cpu.attention(**opts), gpu.attention(**opts):
             want, got = all_logits(cpu, idx), all_logits(gpu, idx.cuda()).cpu()
         assert (got - want).abs().max() < 1e-4, (opts, (got - want).abs().max())

@@ -274,7 +274,7 @@ def test_bounded_cache_with_grouped_query_attention(llama):
     model = GPT.from_pretrained(llama[0])
     idx = torch.randint(0, V, (1, 40), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
-        with model.attention(local=8, n_starting=3):
+        with model.attention(key_window=8, n_starting=3):
             full = model(idx, targets=idx)[0]
         cache = KVCache(cache_window=8, n_starting=3)
         model(idx[:, :10], cache=cache)

@@ -108,7 +108,7 @@ def test_no_benefit_past_the_reach_of_a_window_or_a_bounded_cache(n_layer, strea
     w, s, skip, L = 6, 8, 2, 64
     model = helpers.sharp('alibi', n_layer=n_layer).double()
     edge = n_layer * (w - 1) + s - skip
-    kw, cache = (dict(), (w, 0)) if stream else (dict(local=w), None)
+    kw, cache = (dict(), (w, 0)) if stream else (dict(key_window=w), None)
     with model.attention(**kw):
         assert (per_token(model, L, edge + 1, s, skip, cache, share) == 0).all()
         assert (per_token(model, L, edge, s, skip, cache, share)[:, 0] != 0).all()
@@ -128,8 +128,8 @@ def test_a_prefix_run_once_gives_what_whole_forwards_give(pe, kw):
     probe = probe_for(s, n)
     cells = [(k, d) for k in KINDS for d in (6, 11, 20, 34)]
     streams = [] if stream_refusal(model) else [({}, (8, 2))]  # main streams only what streaming allows
-    lm_infinite = dict(local=8, n_starting=2, ceiling=8, topk=0, topk_from_layer=5)  # evaluation.variants' kwargs
-    for kw, stream in [({}, None), (dict(local=8), None), (lm_infinite, None)] + streams:
+    lm_infinite = dict(key_window=8, n_starting=2, ceiling=8, topk=0, topk_from_layer=5)  # evaluation.variants' kwargs
+    for kw, stream in [({}, None), (dict(key_window=8), None), (lm_infinite, None)] + streams:
         with model.attention(**kw):
             whole, shared = (rc.batch_pairs(model, probe, L, range(n), cells, s - 1, stream, 7, share)
                              for share in (False, True))
@@ -139,7 +139,7 @@ def test_a_prefix_run_once_gives_what_whole_forwards_give(pe, kw):
 
 def test_shareable_refuses_what_a_cache_changes():
     lm_infinite = dict(variants(dict(VARIANT_DEFAULTS, no_vanilla=True, lm_infinite=True))[0][1](8, 2.0))
-    assert rc.shareable(helpers.tiny('alibi'), lm_infinite) and rc.shareable(helpers.tiny('alibi'), dict(local=8))
+    assert rc.shareable(helpers.tiny('alibi'), lm_infinite) and rc.shareable(helpers.tiny('alibi'), dict(key_window=8))
     assert not rc.shareable(helpers.tiny('alibi'), dict(lm_infinite, topk=2))
     assert not rc.shareable(helpers.tiny('alibi'), dict(attn_temperature=0.9))
     assert not rc.shareable(helpers.tiny('regular'), {})
@@ -240,7 +240,7 @@ def rescored(model, split, data, row, cell):
         seq = list(split.tokens[f:f + L])
         both = [seq[:L - s - d] + list(c) + seq[L - d:L - s] + list(S) for c in (S, S2)]
         x = torch.tensor(both, dtype=torch.long)
-        with torch.no_grad(), model.attention(**({'local': row['L_tr']} if row['variant'] != 'vanilla' else {})):
+        with torch.no_grad(), model.attention(**({'key_window': row['L_tr']} if row['variant'] != 'vanilla' else {})):
             logits = model(x, targets=x)[0].double()
         loss = F.cross_entropy(logits[:, L - s + skip - 1:L - 1].transpose(1, 2), x[:, L - s + skip:], reduction='none')
         out.append(loss.mean(-1).tolist())

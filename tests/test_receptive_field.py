@@ -30,7 +30,7 @@ def test_erf_of_windowed_model_is_bounded_by_window_times_layers(pe):
     assert all(p.grad is None for p in model.parameters())  # the parameters were left alone
 
 
-@pytest.mark.parametrize('pe, extra', [('rope', dict(local=16, n_starting=2, ceiling=16)), ('regular', {})])
+@pytest.mark.parametrize('pe, extra', [('rope', dict(key_window=16, n_starting=2, ceiling=16)), ('regular', {})])
 def test_recompute_gives_the_same_gradient_and_reruns_each_block(pe, extra):
     """recompute=True (activation checkpointing) changes the memory, not the numbers: each block runs twice, once
     in the forward and once when the gradient reaches it, inside the same attention variant."""
@@ -62,7 +62,7 @@ def test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blo
     runs = {}
     for impl, block_elems in [('reference', 1 << 22), ('auto', 1 << 22), ('auto', 64)]:
         calls.clear()
-        with model.attention(local=16, n_starting=2, ceiling=8, route=impl, block_elems=block_elems):
+        with model.attention(key_window=16, n_starting=2, ceiling=8, route=impl, block_elems=block_elems):
             runs[impl, block_elems] = rf.receptive_field(model, split.tokens, ends, L), len(calls)
     n_layer = model.config.n_layer
     assert runs['auto', 1 << 22][1] == n_layer  # one query block per layer, not rerun

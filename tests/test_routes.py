@@ -13,8 +13,8 @@ from model import KVCache, POSITIONAL_ENCODINGS
 
 ALL = [p for p in POSITIONAL_ENCODINGS if p != 'regular']
 tiny = helpers.sharp
-SETUPS = [dict(), dict(attn_temperature=0.7), dict(local=9), dict(local=9, n_starting=3),
-          dict(local=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
+SETUPS = [dict(), dict(attn_temperature=0.7), dict(key_window=9), dict(key_window=9, n_starting=3),
+          dict(key_window=16, n_starting=2, ceiling=16)]  # the last one is LM-Infinite at L_tr = 16
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -29,10 +29,10 @@ SETUPS = [dict(), dict(attn_temperature=0.7), dict(local=9), dict(local=9, n_sta
 # tokens lie more than the ceiling away from those queries
 DIRECT = {
     'infer': (dict(), 'infer'), 'temperature': (dict(attn_temperature=0.7), 'infer'),
-    'window': (dict(local=9), 'infer'),
-    'lambda': (dict(local=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
-    'topk': (dict(local=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
-    'train': (dict(), 'train'), 'train_window': (dict(local=9, n_starting=3), 'train'),
+    'window': (dict(key_window=9), 'infer'),
+    'lambda': (dict(key_window=9, n_starting=3), 'infer'), 'lm_infinite': (SETUPS[4], 'infer'),
+    'topk': (dict(key_window=9, n_starting=2, ceiling=8, topk=3, topk_from_layer=0), 'infer'),
+    'train': (dict(), 'train'), 'train_window': (dict(key_window=9, n_starting=3), 'train'),
     'train_ceiling': (dict(ceiling=8), 'train'),
     'decode': (dict(), 'decode'), 'bounded': (dict(), 'bounded'), 'stream': (dict(ceiling=12), 'stream'),
 }

@@ -253,7 +253,7 @@ def test_cached_decoding_sees_the_logits_of_recomputing_under_each_variant(pe):
     model = sharp(pe, block_size=32)
     r = type('Run', (), dict(model=model, L_tr=32))
     prompt = torch.randint(1, 64, (75,), generator=torch.Generator().manual_seed(0)).tolist()
-    lm_inf = dict(local=32, n_starting=4, ceiling=32)
+    lm_inf = dict(key_window=32, n_starting=4, ceiling=32)
     for spec, same in [(('vanilla', lambda L, m: {}, None), {}), (('LM-Inf', lambda L, m: lm_inf, None), lm_inf),
                        (('stream', None, (32, 4)), lm_inf)]:
         seen = []

@@ -31,7 +31,7 @@ def streamed(model, tokens, step, window=W, n_starting=S):
 def test_stream_equals_full_forward_under_lambda_mask(pe, n_starting):
     model, tokens = helpers.tiny(pe, strong=True), text(81)
     x, y = (torch.from_numpy(tokens[a:a + 80].astype(np.int64))[None] for a in (0, 1))
-    with torch.no_grad(), model.attention(local=W, n_starting=n_starting, ceiling=W if n_starting else 0):
+    with torch.no_grad(), model.attention(key_window=W, n_starting=n_starting, ceiling=W if n_starting else 0):
         full = model(x, targets=y, reduction='none')[1][0].double().numpy()
     np.testing.assert_allclose(streamed(model, tokens, 7, n_starting=n_starting), full, atol=2e-5)
 
@@ -131,9 +131,9 @@ def test_extrapolate_stream_rows_equal_full_forwards_per_bucket(tmp_path):
     x, y = torch.from_numpy(stream[:-1])[None], torch.from_numpy(stream[1:])[None]
     edges = position_buckets(1200)
     with torch.no_grad():
-        with model.attention(local=W, n_starting=S, ceiling=W):
+        with model.attention(key_window=W, n_starting=S, ceiling=W):
             sinks = model(x, targets=y, reduction='none')[1][0]
-        with model.attention(local=W):
+        with model.attention(key_window=W):
             no_sinks = model(x, targets=y, reduction='none')[1][0]
         windows = model(x.view(-1, W), targets=y.view(-1, W), reduction='none')[1].reshape(-1)
     for row, full in zip(got['results'], (sinks, no_sinks, windows)):

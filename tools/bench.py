@@ -204,7 +204,7 @@ def bench_eval(cfg, device):
             name = pe + (f'+{var}' if var else '')
             torch.manual_seed(cfg['seed'])
             models[name] = make_model(model_config(cfg, pe=pe, window=L if var == 'window' else 0)).to(device).eval()
-            opts[name] = dict(local=L, n_starting=10, ceiling=L) if var == 'lm_infinite' else {}
+            opts[name] = dict(key_window=L, n_starting=10, ceiling=L) if var == 'lm_infinite' else {}
     rows, out = [], {}
     for T in cfg['lengths']:
         g = torch.Generator().manual_seed(T)
