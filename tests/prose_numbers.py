@@ -2,7 +2,7 @@
 tests/test_prose_numbers.py.
 
 QUOTES: (page, quoted text, JSON, expressions). The text is the page's own words with a str.format field per number,
-its spec the rounding the page writes it in (`ppl`: the tables' four significant digits, lexgpt.common.fmt_ppl;
+its spec the rounding the page writes it in (`ppl`: the tables' four significant digits, lexgpt.outputs.fmt_ppl;
 `pct`: a ratio as a percentage change, one decimal; else Python's). Each expression is evaluated with `d` bound to the
 JSON and with the helpers of test_prose_numbers.namespace (row, grp, ppl, sd, cell, paired_p, J: another JSON) and
 of HELPERS below, whose first argument is that JSON. Grouped by page, then by JSON: `at(page, json)` returns a
@@ -1253,3 +1253,7 @@ q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and ra
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) / ppl('sandwich', 1)",
   "grp(group='sandwich', mult=16)['n']")
+
+# results/ruler (#73): our cells rescored by RULER's own code
+q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
+q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")

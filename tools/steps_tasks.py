@@ -15,8 +15,9 @@ at n = 64; analysis.ruler on SmolLM2: 7 CPU-s a sample at 0.25 L_tr, 107 at 1 L_
 estimates from them. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
 """
 import functools
+import os
 
-from tools.steps import step, thesis_wait
+from tools.steps import ROOT, step, thesis_wait
 from tools.steps_pretrained import prepare
 
 # the thesis' Tables 3.3 and 4.3 (configs/sweep_lm_tiny.py), then the later methods (configs/sweep_lm_wave2.py etc.)
@@ -87,4 +88,9 @@ def ruler():
         for model, name, opts in methods:
             line = f'python -m analysis.ruler --ckpt={model} {tasks} {opts} --out_dir={u} --name={model}_{name}{stem}'
             out.append(step('ruler', ' '.join(line.split()), cost, reuse=True))
+    # every cell so far rescored by RULER's own code (a checkout of it, which the project does not download)
+    out.append(step('ruler', f'python -m tools.ruler_check --ruler=out/RULER --inputs={u}/smollm2_*.json,'
+                    f'{u}/gemma3_*.json --out_dir={u} --name=rulers_scoring', 'seconds',
+                    wait=lambda: None if os.path.isdir(os.path.join(ROOT, 'out/RULER/scripts')) else
+                    'no RULER checkout: git clone https://github.com/NVIDIA/RULER out/RULER'))
     return out
