@@ -1,0 +1,211 @@
+"""
+tools/mutation.py's bookkeeping (#75), without mutmut or a real pytest run: a stopped run goes on where it stopped, a
+line every `every` seconds while a module's tests run, a missing mutmut is a one-line error, and README.md's parts.
+A stand-in for mutmut's mutants and for the pytest of a module's tests keeps each test under a second.
+"""
+import importlib.metadata
+import json
+import os
+import subprocess
+
+import pytest
+
+from lexgpt.config import ConfigError
+from tools import mutation
+
+TOY = ''.join(f'x{i} = {i}\n' for i in range(8))
+
+
+class ToyMutants:
+    """Mutant k sets x_k to k + 100: line k + 1 changes, nothing else."""
+
+    def __init__(self, path, code):
+        self.lines = code.splitlines()
+
+    def __len__(self):
+        return len(self.lines)
+
+    def __getitem__(self, k):
+        after = f'x{k} = {k + 100}'
+        new = self.lines[:k] + [after] + self.lines[k + 1:]
+        return k + 1, self.lines[k], after, '\n'.join(new) + '\n'
+
+
+class ToyTests:
+    """The module's tests: they catch a changed x_k for even k only. stop_after: a KeyboardInterrupt (a run stopped)
+    when the next mutant would start."""
+
+    def __init__(self, stop_after=None):
+        self.runs, self.baselines, self.stop_after = [], 0, stop_after
+
+    def __call__(self, tree, tests, timeout, tick=None, every=30.0):
+        with open(os.path.join(tree, 'toy.py')) as f:
+            code = f.read()
+        if code == TOY:
+            self.baselines += 1
+            return 'passed', None, 1.0
+        if self.stop_after is not None and len(self.runs) == self.stop_after:
+            raise KeyboardInterrupt
+        k = next(i for i, (a, b) in enumerate(zip(code.splitlines(), TOY.splitlines())) if a != b)
+        self.runs.append(k)
+        tick(31.0)
+        return ('failed', f'tests/test_toy.py::test_x{k}', 2.0) if k % 2 == 0 else ('passed', None, 2.0)
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    """TARGETS holds one module, toy.py (eight lines), tested by tests/test_toy.py; the scratch tree holds both."""
+    code = {'toy.py': TOY, 'tests/test_toy.py': 'def test_x(): pass\n'}
+
+    def snapshot(at, into):
+        for path, text in code.items():
+            os.makedirs(os.path.dirname(os.path.join(into, path)), exist_ok=True)
+            with open(os.path.join(into, path), 'w') as f:
+                f.write(text)
+    monkeypatch.setattr(mutation, 'TARGETS', dict(toy=('toy.py', ['tests/test_toy.py'])))
+    monkeypatch.setattr(mutation, 'snapshot', snapshot)
+    monkeypatch.setattr(mutation, 'Mutants', ToyMutants)
+    monkeypatch.setattr(mutation, 'mutmut_version', lambda: 'stand-in')
+    return code
+
+
+def cfg(out_dir, **kw):
+    return dict(mutation.DEFAULTS, modules=['toy'], n=5, out_dir=str(out_dir), name='wide', **kw)
+
+
+def rows(path):
+    with open(path) as f:
+        data = json.load(f)
+    return data, [{k: v for k, v in r.items() if k != 'seconds'} for r in data['modules']['toy']['results']]
+
+
+def test_a_stopped_run_goes_on_where_it_stopped(toy, tmp_path, monkeypatch, capsys):
+    """Stopped after 2 of 5 mutants, the rerun runs only the other 3 (no baseline again), and the JSON ends as one
+    uninterrupted run's. Changed test files: nothing kept."""
+    whole = ToyTests()
+    monkeypatch.setattr(mutation, 'pytest', whole)
+    mutation.main(cfg(tmp_path / 'whole'))
+    _, expected = rows(tmp_path / 'whole' / 'wide.json')
+    assert len(whole.runs) == 5 and whole.baselines == 1
+    # even k killed, odd k survived, by ToyTests' rule
+    assert [r['killed'] for r in expected] == [r['index'] % 2 == 0 for r in expected]
+
+    stopped = ToyTests(stop_after=2)
+    monkeypatch.setattr(mutation, 'pytest', stopped)
+    with pytest.raises(KeyboardInterrupt):
+        mutation.main(cfg(tmp_path / 'run'))
+    data, partial = rows(tmp_path / 'run' / 'wide.json')
+    assert data['status'] == 'partial' and partial == expected[:2]
+    assert '**A run under way** (2 mutants so far' in (tmp_path / 'run' / 'README.md').read_text()
+
+    rest = ToyTests()
+    monkeypatch.setattr(mutation, 'pytest', rest)
+    mutation.main(cfg(tmp_path / 'run'))
+    data, done = rows(tmp_path / 'run' / 'wide.json')
+    assert rest.runs == [r['index'] for r in expected[2:]] and rest.baselines == 0
+    assert data['status'] == 'done' and done == expected
+    assert data['modules']['toy']['killed'] == sum(r['killed'] for r in expected)
+    # the heartbeat while a mutant's tests run: the module, k of n, the kills so far
+    assert 'mutation: toy 2/5, ' in capsys.readouterr().err
+
+    toy['tests/test_toy.py'] = 'def test_x(): assert True\n'  # the tests changed: their verdicts may too
+    again = ToyTests()
+    monkeypatch.setattr(mutation, 'pytest', again)
+    mutation.main(cfg(tmp_path / 'run'))
+    assert len(again.runs) == 5 and again.baselines == 1
+
+
+class SlowPopen:
+    """A pytest process that has not finished for the first `slow` waits (each as long as asked, up to 10 ms), then
+    ends with a failure; kill() ends it at once."""
+
+    def __init__(self, cmd, slow, **kw):
+        self.slow, self.waits, self.killed, self.returncode = slow, [], False, None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def communicate(self, timeout=None):
+        if self.killed:
+            return '', None
+        self.waits.append(timeout)
+        if len(self.waits) <= self.slow:
+            import time
+            time.sleep(min(timeout, 0.01))
+            raise subprocess.TimeoutExpired('pytest', timeout)
+        self.returncode = 1
+        return 'FAILED tests/test_x.py::test_a - assert 1 == 2\n', None
+
+    def kill(self):
+        self.killed = True
+
+
+def test_a_line_every_interval_while_the_tests_run(monkeypatch):
+    """Three waits without an end: three ticks, no wait longer than the interval, then the first failing test. A
+    process that outlasts its timeout is killed and reported as one."""
+    made = []
+    monkeypatch.setattr(mutation.subprocess, 'Popen', lambda cmd, **kw: made.append(SlowPopen(cmd, 3)) or made[-1])
+    ticks = []
+    status, failing, _ = mutation.pytest('.', ['tests/test_x.py'], 1000, ticks.append, every=30)
+    assert (status, failing, len(ticks)) == ('failed', 'tests/test_x.py::test_a', 3)
+    assert len(made[0].waits) == 4 and max(made[0].waits) <= 30
+    never = lambda cmd, **kw: made.append(SlowPopen(cmd, 10 ** 6)) or made[-1]
+    monkeypatch.setattr(mutation.subprocess, 'Popen', never)
+    status, failing, sec = mutation.pytest('.', ['tests/test_x.py'], 0.05, lambda s: None, every=0.01)
+    assert (status, failing, made[-1].killed) == ('timeout', None, True) and sec >= 0.05
+
+
+def test_the_progress_line_counts_the_time_left_at_the_rate_seen():
+    """10 mutants in 600 s: 60 s each; 50 - 12 left in this module and 100 after it: 138 x 60 s = 2.3 h."""
+    clock = mutation.Clock(n_after=100)
+    assert clock.line('model', 12, 50, 10) == 'mutation: model 12/50, 10 killed'  # no rate before the first
+    clock.seconds, clock.run = 600.0, 10
+    assert clock.line('model', 12, 50, 10, running=45) == \
+        'mutation: model 12/50, 10 killed; mutant 13 running for 45 s; about 2.3 h left at 60 s a mutant'
+
+
+def test_no_mutmut_is_a_one_line_error_with_its_install_command(monkeypatch):
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+    monkeypatch.setattr(mutation.importlib.metadata, 'version', missing)
+    with pytest.raises(ConfigError, match=r'mutmut is not installed.*: python -m pip install mutmut==3\.8\.1$'):
+        mutation.mutmut_version()
+
+
+def test_the_readme_keeps_59s_table_and_shows_every_survivor_of_the_wide_run(tmp_path):
+    """#59's part is the committed README's text, word for word, from its JSONs; the wide run's table counts an
+    equivalent survivor out of the rate (2 killed of 3: 67%), and a survivor nobody explained says so."""
+    committed = os.path.join(mutation.ROOT, 'results', 'mutation')
+    for name in ('before', 'after'):
+        with open(os.path.join(committed, name + '.json')) as f:
+            (tmp_path / (name + '.json')).write_text(f.read())
+    with open(os.path.join(committed, 'after.json')) as f:
+        part_59 = mutation.readme_59(str(tmp_path), json.load(f))
+    with open(os.path.join(committed, 'README.md')) as f:
+        assert part_59 in f.read()
+    (key, note), = [(k, v) for k, v in mutation.EQUIVALENT.items() if k[2] == "w = cfg.get('windowed_at', None)"]
+    row = lambda i, killed, before='a = 1', after='a = 2': dict(index=i, line=i, before=before, after=after,
+                                                                 killed=killed)
+    results = [row(0, True), row(1, True), row(2, False, key[1], key[2]), row(3, False, 'b = 1', 'b = 0')]
+    wide = dict(command='python -m tools.mutation --name=wide', tool='stand-in', at='abc1234', n=4, seed=0,
+                status='done', modules=dict(evaluation=dict(file=key[0], tests=['tests/test_x.py'], mutants=9,
+                                                            sampled=4, killed=2, results=results)))
+    (tmp_path / 'wide.json').write_text(json.dumps(wide))
+    mutation.readme(str(tmp_path))
+    text = (tmp_path / 'README.md').read_text()
+    assert text.index('(#75)') < text.index('#59') and part_59 in text
+    assert '| evaluation | lexgpt/evaluation.py | 9 | 4/4 | 2 | 1 | 0 | 67% | - | tests/test_x.py |' in text
+    assert note in text and '| evaluation | 3 | `b = 1` | `b = 0` | **not explained** |' in text
+
+
+def test_a_module_whose_tests_fail_unmutated_is_named_and_the_run_goes_on(toy, tmp_path, monkeypatch):
+    """Its tests fail before any mutation: the module is named with the failing test, and the run ends as done."""
+    monkeypatch.setattr(mutation, 'pytest', lambda *a, **kw: ('failed', 'tests/test_toy.py::test_x', 1.0))
+    data = mutation.main(cfg(tmp_path))
+    assert data['status'] == 'done' and data['modules'] == {}
+    why = 'toy: tests/test_toy.py do not pass before any mutation (tests/test_toy.py::test_x)'
+    assert data['not_run'] == dict(toy=why)
+    assert 'Not run, its tests fail unmutated: toy (' in (tmp_path / 'README.md').read_text()
