@@ -270,10 +270,18 @@ def repro():
 
 
 def mutation():
-    """The project's own mutation run (#59; not in CI): tools/mutation.py's seeded sample of mutants of the code behind
-    the reported numbers, first on the commit before #59's tests, then on this tree (results/mutation/README.md)."""
+    """The project's own mutation run (#59, #75; not in CI, mutmut installed by hand: tools/mutation.py's docstring):
+    tools/mutation.py's seeded sample of mutants of the code behind the reported numbers, first on the commit before
+    #59's tests, then on this tree; then (#75) 50 mutants of every module behind a reported number, on the commit that
+    holds the tool's TARGETS (one tree while others edit this one); a stopped run goes on where it stopped
+    (results/mutation/README.md)."""
+    wide = ','.join(['model', 'routes', 'evaluation', 'corpus', 'resume', 'streaming', 'rope_scaling', 'pretrained',
+                     'gguf_reader', 'recall', 'recall_inputs', 'recall_report', 'ruler', 'ruler_tasks', 'thesis',
+                     'receptive_field', 'cells'])
     return [step('mutation', 'python -m tools.mutation --at=f78da08 --out_dir=results/mutation --name=before', '2 h'),
-            step('mutation', 'python -m tools.mutation --out_dir=results/mutation --name=after', '2.5 h')]
+            step('mutation', 'python -m tools.mutation --out_dir=results/mutation --name=after', '2.5 h'),
+            step('mutation', f'python -m tools.mutation --modules={wide} --n=50 --at=25305e4 '
+                             '--out_dir=results/mutation --name=wide', '9 h')]
 
 
 # ---- results/thesis (#39): an encoding waits while one of its runs is still training ----
