@@ -17,6 +17,6 @@ python sweep.py configs/sweep_demo.py
 tail -n 1 out/tiny-sinusoidal/run.log out/tiny-alibi/run.log
 python extrapolate.py --ckpt=out/tiny-sinusoidal,out/tiny-alibi --protocol=nonoverlap --lengths=1,4,16 \
     --threads=2 --out_dir=out/demo
-python -c "import json, sys; from lexgpt.common import environment
+python -c "import json, sys; from lexgpt.outputs import environment
 json.dump(dict(command='bash demo.sh', seconds=int(sys.argv[1]), **environment()), open('out/demo/time.json', 'w'))
 print(f'demo: {sys.argv[1]} s (out/demo/time.json)')" $(( $(date +%s) - start ))

@@ -30,12 +30,14 @@ import os
 import numpy as np
 import torch
 
-from lexgpt.common import EVAL_DEVICE, fmt_ppl, md_table, Meter, plt, read_json, write_outputs
+from lexgpt.config import ConfigError, run
 from lexgpt.corpus import check_n, draw_ends, load_split
+from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, last_token_losses, nonoverlap_losses,
                                runs_bos, segment_losses, sliding_losses, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs, run_folder
-from lexgpt.config import ConfigError, run
+from lexgpt.outputs import fmt_ppl, md_table, plt, read_json, write_outputs
+from lexgpt.progress import Meter
 from lexgpt.resume import Previous, throttled
 from lexgpt.streaming import check_stream, stream, stream_problem
 

@@ -25,10 +25,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from lexgpt import config
-from lexgpt.common import command_line, environment, md_table, plt, Progress, PROGRESS_SECONDS
+from lexgpt.config import ConfigError
 from lexgpt.evaluation import cumulative_from_end, embedding_grad_norms, erf_tokens
 from lexgpt.loading import save_checkpoint
-from lexgpt.config import ConfigError
+from lexgpt.outputs import command_line, environment, md_table, plt
+from lexgpt.progress import Progress, PROGRESS_SECONDS
 from model import GPT, GPTConfig, RegularGPT, n_levels
 from lexgpt.regular_tasks import TASKS, get_task
 

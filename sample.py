@@ -12,10 +12,10 @@ import time
 
 import torch
 
-from lexgpt.common import pick_device, precision
+from lexgpt.config import ConfigError, run
+from lexgpt.device import pick_device, precision
 from lexgpt.evaluation import bos_id, BOS_DEFAULTS, prompt_with_bos
 from lexgpt.loading import get_tokenizer, load_model
-from lexgpt.config import ConfigError, run
 
 DEFAULTS = dict(
     ckpt='out/tiny-alibi',      # a checkpoint file, a directory holding ckpt.pt, or a pretrained model

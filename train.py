@@ -35,13 +35,14 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from lexgpt.common import environment, forward_backward, optimizer_step, pick_device, precision
-from lexgpt.corpus import data_folder, load_meta, split_path
-from lexgpt.loading import ckpt_kind, PRETRAINED, read_checkpoint, save_checkpoint
 from lexgpt import config
 from lexgpt import pretrained
 from lexgpt import rope_scaling
 from lexgpt.config import ConfigError, run
+from lexgpt.corpus import data_folder, load_meta, split_path
+from lexgpt.device import forward_backward, optimizer_step, pick_device, precision
+from lexgpt.loading import ckpt_kind, PRETRAINED, read_checkpoint, save_checkpoint
+from lexgpt.outputs import environment
 from model import GPTConfig, make_model
 
 DEFAULTS = dict(

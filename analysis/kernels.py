@@ -15,10 +15,11 @@ per depth, at the distances that depth can see. Writes <out_dir>/<name>.json, .m
 import numpy as np
 import torch
 
-from lexgpt.common import check_memory, md_table, plt, write_outputs
+from lexgpt.config import ConfigError, run
 from lexgpt.evaluation import check_settings, ex_len
 from lexgpt.loading import ckpt_kind, load_runs, PRETRAINED
-from lexgpt.config import ConfigError, run
+from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.progress import check_memory
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')

@@ -15,8 +15,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from lexgpt.common import md_table, Meter, plt, Progress, write_outputs
 from lexgpt.config import ConfigError, run
+from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.progress import Meter, Progress
 from model import GPT, GPTConfig
 
 DEFAULTS = dict(

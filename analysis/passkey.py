@@ -18,13 +18,15 @@ import math
 import numpy as np
 import torch
 
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from lexgpt.config import ConfigError, run
 from lexgpt.corpus import load_meta
+from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, prompt_with_bos,
                                runs_bos, VARIANT_DEFAULTS, variants)
-from lexgpt.resume import Previous
 from lexgpt.loading import get_tokenizer, load_runs
-from lexgpt.config import ConfigError, run
+from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.progress import Meter, Progress
+from lexgpt.resume import Previous
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')

@@ -51,11 +51,13 @@ from scipy import stats
 
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, KINDS
 from analysis.recall_report import figure, row_verdict, tables
-from lexgpt.common import EVAL_DEVICE, Meter, Progress, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.corpus import load_split
+from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants
 from lexgpt.loading import data_of, load_runs
+from lexgpt.outputs import write_outputs
+from lexgpt.progress import Meter, Progress
 from lexgpt.resume import Previous, throttled
 from lexgpt.streaming import stream_refusal
 from model import KVCache

@@ -19,7 +19,6 @@ seed enters a (kind, L_ex) row only if it holds every d of it (a seed still bein
 are matched by run name (ckpt and variant) to the same checkpoints and averaged over the seeds found; a ratio is each
 seed's ppl(ppl_at L_tr) / ppl(L_tr), averaged. Writes <out_dir>/<name>.json, .md and .png.
 """
-import glob
 import math
 import os
 import shlex
@@ -28,9 +27,9 @@ import numpy as np
 
 from analysis.recall import summary
 from analysis.recall_report import row_verdict
-from lexgpt.common import md_table, plt, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.loading import read_checkpoint, SEED
+from lexgpt.outputs import matching, md_table, plt, read_json, write_outputs
 
 DEFAULTS = dict(
     inputs=[],                  # analysis.recall JSONs or globs ('results/recall/tiny_*.json')
@@ -65,14 +64,7 @@ def chapter4(ratio, horizon, L_tr):
 
 def expand(patterns, option):
     """[(path, data)] of the files or globs of one option, in the order given; a bad path is a one-line error."""
-    out = []
-    for p in patterns:
-        wild = any(c in p for c in '*?[')
-        hits = sorted(glob.glob(p)) if wild else [p]
-        if not hits:
-            raise ConfigError(f"{option}={p!r}: no file matches")
-        out += [(h, read_json(h, option)) for h in hits]
-    return out
+    return [(h, read_json(h, option)) for p in patterns for h in matching(p, option)[0]]
 
 
 def rows_of(path, data, option, need):
@@ -204,7 +196,7 @@ def model_args(command, ckpt):
     words = [w for w in shlex.split(command) if w.startswith('--ckpt=')]
     name = ckpt.split('+')[0]
     for pattern in (words[-1][len('--ckpt='):].split(',') if words else []):
-        for path in (sorted(glob.glob(pattern)) if any(c in pattern for c in '*?[') else [pattern]):
+        for path in matching(pattern)[0]:
             folder = os.path.dirname(path) if path.endswith('.pt') else path
             if os.path.basename(os.path.normpath(folder)) == name:
                 try:

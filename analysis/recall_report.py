@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from lexgpt.common import md_table, plt
+from lexgpt.outputs import md_table, plt
 
 
 def row_verdict(cells, L_tr):

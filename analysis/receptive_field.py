@@ -21,12 +21,14 @@ import torch
 import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from lexgpt.config import ConfigError, run
 from lexgpt.corpus import check_n, draw_ends, load_split, slices
+from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, cumulative_from_end, embedding_grad_norms, ERF_MASS,
                                erf_tokens, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants)
 from lexgpt.loading import data_of, load_runs
-from lexgpt.config import ConfigError, run
+from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.progress import Meter, Progress
 from lexgpt.resume import Previous, throttled
 
 DEFAULTS = dict(

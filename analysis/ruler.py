@@ -31,11 +31,13 @@ import numpy as np
 import torch
 
 from lexgpt import ruler_tasks as rt
-from lexgpt.common import EVAL_DEVICE, md_table, plt, Progress, write_outputs
 from lexgpt.config import ConfigError, run
+from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants
 from lexgpt.kv_cache import KVCache
 from lexgpt.loading import ckpt_kind, get_tokenizer, load_runs, PRETRAINED
+from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.progress import Progress
 from lexgpt.resume import Previous
 from lexgpt.streaming import stream_refusal
 

@@ -18,11 +18,13 @@ import numpy as np
 import torch
 
 from lexgpt import reference
-from lexgpt.common import EVAL_DEVICE, md_table, Meter, plt, Progress, write_outputs
+from lexgpt.config import ConfigError, run
 from lexgpt.corpus import check_n, draw_ends, load_split, slices
+from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, runs_bos
 from lexgpt.loading import data_of, load_runs
-from lexgpt.config import ConfigError, run
+from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.progress import Meter, Progress
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')

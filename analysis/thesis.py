@@ -19,9 +19,9 @@ import numpy as np
 from matplotlib.ticker import NullLocator
 from scipy import stats
 
-from lexgpt.common import fmt_ppl, md_table, plt, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.loading import SEED
+from lexgpt.outputs import fmt_ppl, md_table, plt, read_json, write_outputs
 from lexgpt.thesis_tables import G33, G43, G63, INTRO, LONG, NAMES, T33, T34, T43, T45, T61, T64, W45, cite, said
 
 DEFAULTS = dict(

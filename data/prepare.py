@@ -8,16 +8,16 @@ Prepare a corpus into data/<corpus>/. Run from the repository root, as a module:
   python -m data.prepare --corpus=pg19 --text_file=books.txt --tokenizer=bytes   # offline, from a local file
   python -m data.prepare --corpus=pycode --tokenizer=smollm2     # a pretrained model's tokenizer -> data/pycode-smollm2
 
-Output of every corpus (what common.load_split reads):
+Output of every corpus (what corpus.load_split reads):
   {train,val,test}.bin      np.uint16 token ids (uint32 past 65,536 ids: meta's dtype); documents joined by one `eot`
   {train,val,test}_docs.npy int64 start offset of each document in the .bin
                             (doc i is bin[docs[i] : docs[i+1]-1], the last one runs to the end)
   meta.json                 tokenizer, vocab_size, sep_ids, eot, docs, tokens, source; moved in last
 All of it is written into a sibling folder and moved into place at the end, so a run stopped halfway leaves the
-previous corpus whole; the readers (common.split_path, load_split) refuse a folder without meta.json, or whose
+previous corpus whole; the readers (corpus.split_path, load_split) refuse a folder without meta.json, or whose
 .bin lengths and document offsets disagree with it.
 Documents stay whole and are split train/val/test 90/5/5 by an md5 hash of their name (or text), except where
-the source has its own splits (PG-19). The tokenizers are common.get_tokenizer's.
+the source has its own splits (PG-19). The tokenizers are loading.get_tokenizer's.
 """
 import hashlib
 import itertools

@@ -19,7 +19,9 @@ Below model.py:
   config.py         the one config mechanism: a script's DEFAULTS, configs/*.py, then --key=value; ConfigError
 
 Above model.py:
-  common.py         device and precision, one training step, result files (with their command), time and memory
+  device.py         where a model runs and at what precision (--device, --dtype), and one training step
+  outputs.py        result files: JSON with its command and environment, tables, plots; reading them back, globs
+  progress.py       progress lines of a long run, a block's time and peak memory (Meter), memory checks
   corpus.py         the corpora on disk (data/<name>/) and the slices of text drawn from them
   evaluation.py     the protocols' per-token losses (last-token, non-overlapping, sliding), attention variants,
                     ERF tools

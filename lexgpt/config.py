@@ -86,10 +86,10 @@ def _parse_value(text, default):
 
 
 def _comments():
-    """key -> the comment on its line in the defaults of the running script, or of the shared keys (common.py's
+    """key -> the comment on its line in the defaults of the running script, or of the shared keys (device.py's
     EVAL_DEVICE, evaluation.py's VARIANT_DEFAULTS), with the comment lines under it that start in the same column."""
     notes, here = {}, os.path.dirname(os.path.abspath(__file__))
-    for path in (sys.argv[0], os.path.join(here, 'common.py'), os.path.join(here, 'evaluation.py')):
+    for path in (sys.argv[0], os.path.join(here, 'device.py'), os.path.join(here, 'evaluation.py')):
         try:
             with open(path) as f:
                 text = f.read()

@@ -11,9 +11,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lexgpt.common import pick_device, precision, Progress
 from lexgpt.config import ConfigError
 from lexgpt.corpus import check_split, slices
+from lexgpt.device import pick_device, precision
+from lexgpt.progress import Progress
 from lexgpt.rope_scaling import SCALINGS
 
 BOS_DEFAULTS = dict(
@@ -48,7 +49,7 @@ def last_token_losses(model, tokens, ends, L, batch_tokens=16384, last_k=1, bos=
     """Thesis 4.3.4 / Fig. 4.3: the loss of token e given exactly the L tokens before it (input tokens[e-L:e]). With
     the same ends at every L the scored tokens are identical and only their context grows. last_k > 1 also scores
     the k-1 tokens before each e (contexts L-k+1..L), still the same tokens at every length. bos: each input's first
-    token (corpus.with_bos). -> [len(ends) * last_k]. `what` names the run in the progress lines (common.Progress).
+    token (corpus.with_bos). -> [len(ends) * last_k]. `what` names the run in the progress lines (progress.Progress).
     A long cell resumes: done holds the losses of its first inputs, scored before, and save(so_far) is called after
     each forward pass, so_far() giving the losses so far (built only where save writes them)."""
     ends = np.asarray(ends)

@@ -4,7 +4,6 @@ folder holding one) or a pretrained model (an alias such as smollm2, a .gguf fil
 name), as a model, its training config and its corpus meta; the tokenizer a corpus or a model names; checkpoint
 files written atomically and read safely; trained runs grouped by seed for the evaluation scripts.
 """
-import glob
 import os
 import re
 from collections import namedtuple
@@ -14,9 +13,10 @@ import torch
 from lexgpt import aliases
 from lexgpt import pretrained
 from lexgpt import rope_scaling
-from lexgpt.common import on_device
 from lexgpt.config import ConfigError
 from lexgpt.corpus import data_folder, load_meta
+from lexgpt.device import on_device
+from lexgpt.outputs import matching
 from model import GPT, GPTConfig, make_model
 
 
@@ -187,10 +187,7 @@ def load_runs(patterns, label='', empty_ok=False, device='cpu', dtype='float32',
     name such a run without a wildcard to evaluate it anyway. empty_ok: [] rather than an error when all are."""
     runs = []
     for p in patterns:
-        wild = any(c in p for c in '*?[')
-        hits = sorted(glob.glob(p)) if wild else [p]
-        if not hits:
-            raise FileNotFoundError(f"no checkpoint matches {p!r}")
+        hits, wild = matching(p, 'ckpt')
         for h in hits:
             if wild:
                 try:

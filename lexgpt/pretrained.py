@@ -447,7 +447,7 @@ def folder_bos(folder, tok=None):
 
 
 def tokenizer(path):
-    """The checkpoint's tokenizer as the fields of common.Tokenizer: encode (str -> ids, no special tokens added;
+    """The checkpoint's tokenizer as the fields of loading.Tokenizer: encode (str -> ids, no special tokens added;
     special tokens written in the text stay whole), decode, vocab_size, eot (its eos), sep_ids ('.' and newline, for
     BiPE) and bos (the id to put before each input, or None)."""
     file = locate(path)

@@ -12,9 +12,9 @@ import glob
 import os
 import time
 
-from lexgpt.common import read_json
 from lexgpt.config import ConfigError
 from lexgpt.loading import ckpt_kind, PRETRAINED, run_folder
+from lexgpt.outputs import read_json
 
 
 class Previous:

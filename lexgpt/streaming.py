@@ -10,11 +10,12 @@ import time
 import numpy as np
 import torch
 
-from lexgpt.common import fmt_ppl, md_table, Meter, plt, Progress, write_outputs
 from lexgpt.config import ConfigError
 from lexgpt.corpus import load_split, with_bos
 from lexgpt.evaluation import runs_bos
 from lexgpt.loading import data_of
+from lexgpt.outputs import fmt_ppl, md_table, plt, write_outputs
+from lexgpt.progress import Meter, Progress
 from model import KVCache
 
 STYLES = ['-', '--', ':']  # line style per row

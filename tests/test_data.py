@@ -180,7 +180,7 @@ def stand_in_gpt2(tiktoken):
 
 
 def test_gpt2_path_with_a_stand_in_encoding(tmp_path, monkeypatch):
-    # the real gpt2 files need a download; the stand-in runs common's tokenizer definition and the batch encoder
+    # the real gpt2 files need a download; the stand-in runs loading's tokenizer definition and the batch encoder
     tiktoken = pytest.importorskip('tiktoken')
     monkeypatch.setattr(tiktoken, 'get_encoding', lambda name: stand_in_gpt2(tiktoken))
     docs = hf_docs()

@@ -262,7 +262,8 @@ def test_cuda_float32_grouped_attention_keeps_memory_linear(tmp_path):
 def test_overrides_and_the_runtime_path_needs_no_transformers(tmp_path):
     folder = save_tiny(tmp_path, *CASES['mistral-window'])
     assert GPT.from_pretrained(folder, window=0, rope_scaling='pi', rope_scale=2.0).config.window == 0
-    code = (f"import sys, model; from lexgpt import common; m = model.GPT.from_pretrained({folder!r}); "
+    code = (f"import sys, model; from lexgpt import device, outputs, progress; "
+            f"m = model.GPT.from_pretrained({folder!r}); "
             f"assert m.config.window == 5 and 'transformers' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, '-c', code], check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
 

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 
 from tools import bench
 from lexgpt import aliases
-from lexgpt import common
+from lexgpt import device
 from lexgpt import loading
 from lexgpt import corpus
 import extrapolate
@@ -354,7 +354,7 @@ def test_bfloat16_on_device_and_the_bench_mode(llama, capsys):
     folder, _ = llama
     model, ref = GPT.from_pretrained(folder), GPT.from_pretrained(folder)
     idx = torch.randint(0, V, (1, 40))
-    common.on_device(model, 'cpu', 'bfloat16')
+    device.on_device(model, 'cpu', 'bfloat16')
     with torch.no_grad():
         low, full = model(idx, targets=idx)[0], ref(idx, targets=idx)[0]
     assert low.dtype == torch.float32 and low.device.type == 'cpu'

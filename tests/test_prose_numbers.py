@@ -18,7 +18,7 @@ import string
 
 import pytest
 
-from lexgpt.common import fmt_ppl
+from lexgpt.outputs import fmt_ppl
 from tests.prose_numbers import FINDINGS_FREE, HELPERS, QUOTES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -43,7 +43,7 @@ def flat(text):
 
 
 class Formatter(string.Formatter):
-    """str.format, plus `ppl` (lexgpt.common.fmt_ppl: the tables' four significant digits), `pct` (a ratio as a
+    """str.format, plus `ppl` (lexgpt.outputs.fmt_ppl: the tables' four significant digits), `pct` (a ratio as a
     percentage change without its sign, one decimal: 1.0274 -> 2.7; pct2: two) and `word` (a count spelled out)."""
 
     def format_field(self, value, spec):

@@ -12,7 +12,7 @@ from scipy import stats
 import helpers
 from analysis import recall as rc
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, recall_pair, KINDS
-from lexgpt import common
+from lexgpt import progress
 from lexgpt.config import ConfigError
 from lexgpt.evaluation import VARIANT_DEFAULTS, variants
 from lexgpt.streaming import stream_losses, stream_refusal
@@ -273,10 +273,10 @@ def test_progress_speaks_while_a_batch_of_spans_runs(tmp_path, monkeypatch, caps
     """Progress counts the tokens through the model, its total exactly what the forwards take (plain, windowed and
     streamed), and may speak after every layer (here, PROGRESS_SECONDS = 0), not only after a batch of spans, which a
     pretrained model at 2 L_tr takes minutes over."""
-    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)
+    monkeypatch.setattr(progress, 'PROGRESS_SECONDS', 0.0)
     made = []
 
-    class Counted(common.Progress):
+    class Counted(progress.Progress):
         def __init__(self, *a, **kw):
             super().__init__(*a, **kw)
             made.append(self)

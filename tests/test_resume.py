@@ -7,12 +7,13 @@ import json
 import os
 import re
 import shutil
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from lexgpt import common, evaluation
+from lexgpt import evaluation, progress
 import extrapolate as ex
 from lexgpt.config import ConfigError
 from helpers import make_split, save_ckpt, save_split, stop_at_call, tiny
@@ -41,13 +42,13 @@ def test_ppl_reuse_takes_matching_rows_and_refuses_other_settings(tmp_path):
 
 
 def test_a_long_evaluation_says_how_far_it_is_and_keeps_its_rows_as_it_goes(tmp_path, monkeypatch, capsys):
-    """#59: progress on stderr (a line per batch once common.PROGRESS_SECONDS is 0: items done of all, a rate, the time
-    left), and the JSON rewritten after each row: a run stopped at its third length keeps the two before, which a
+    """#59: progress on stderr (a line per batch once progress.PROGRESS_SECONDS is 0: items done of all, a rate, the
+    time left), and the JSON rewritten after each row: a run stopped at its third length keeps the two before, which a
     rerun with --reuse of that file takes as they are, ending where an unbroken run ends."""
     data = save_split(tmp_path, make_split())
     a = save_ckpt(tmp_path, tiny('alibi'), 'a')
     base = cfg(ckpt=[a], data_dir=data, lengths=[1, 2, 4], n=6, batch_tokens=64, out_dir=str(tmp_path / 'r'))
-    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)
+    monkeypatch.setattr(progress, 'PROGRESS_SECONDS', 0.0)
     whole = ex.main(dict(base, name='whole'))['results']
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith('  a vanilla L_ex=')]
     # 6 segments, 64 // L per batch: at 16 tokens 4 + 2, at 32 2 + 2 + 2, at 64 one at a time; the last one unsaid
@@ -96,7 +97,7 @@ def test_a_cell_stopped_half_way_keeps_its_inputs_and_goes_on_from_them(tmp_path
     row = cut['results'][0]
     assert cut['partial'] and row['loss'] is None and len(row['losses_so_far']) == 3 * 3
     forwards.clear()
-    monkeypatch.setattr(common, 'PROGRESS_SECONDS', 0.0)  # a line per forward but the last (test above)
+    monkeypatch.setattr(progress, 'PROGRESS_SECONDS', 0.0)  # a line per forward but the last (test above)
     capsys.readouterr()
     again = ex.main(dict(base, name='cut', reuse=str(tmp_path / 'r' / 'cut.json')))['results'][0]
     assert len(forwards) == 2 and again['inputs_scored_before'] == 3  # inputs 4 and 5 only
@@ -146,3 +147,17 @@ def test_reuse_keeps_runs_whose_folders_are_gone_and_adds_new_seeds(tmp_path):
     save_ckpt(tmp_path, tiny('t5', seed=5), 't5-s0')
     redo = ex.main(dict(base, ckpt=[t5], reuse=json1, name='four'))['results']
     assert [r.get('reused_from') for r in redo] == [json1, json1]  # same name and iteration: reused from the file
+
+
+def test_progress_of_a_run_resumed_part_way_counts_its_rate_from_this_runs_items(monkeypatch, capsys):
+    """Progress(start=40): 40 of 100 inputs were scored by an earlier run. On a fake clock, 10 more in 12 s is a rate
+    of 10 / 12 = 0.83 per second (not 50 / 12) and the 50 left take 50 / (10 / 12) = 60 s; 20 more by 24 s: 30 / 24 =
+    1.25 per second, 30 left in 24 s. No line before PROGRESS_SECONDS (10 s), none for the last item."""
+    now = [0.0]
+    monkeypatch.setattr(progress, 'time', SimpleNamespace(perf_counter=lambda: now[0]))
+    shown = progress.Progress('rope L_ex=64', 100, 'inputs', start=40)
+    for t, k in ((5.0, 5), (12.0, 5), (24.0, 20), (30.0, 30)):
+        now[0] = t
+        shown.done(k)
+    assert capsys.readouterr().err.splitlines() == ['  rope L_ex=64: 50/100 inputs, 0.83/s, about 60 s left',
+                                                    '  rope L_ex=64: 70/100 inputs, 1.25/s, about 24 s left']

@@ -1,4 +1,4 @@
-"""Streaming through a bounded, cache-relative KV cache (lexgpt.kv_cache.KVCache(relative=True), common.stream_*):
+"""Streaming through a bounded, cache-relative KV cache (lexgpt.kv_cache.KVCache(relative=True), streaming.stream_*):
 it must equal one full forward under LM-Infinite's Λ mask and distance ceiling, chunked or token by token, at any stream
 offset, in constant memory."""
 import json

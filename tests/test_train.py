@@ -14,7 +14,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from lexgpt import common, corpus
+from lexgpt import corpus, outputs
 import train
 from lexgpt.config import ConfigError, parse_config
 from lexgpt.loading import load_model
@@ -276,10 +276,10 @@ def test_checkpoints_and_result_jsons_record_the_kernels_and_versions_they_ran_w
     is what torch ran with, not what the CPU offers: forced to the plain kernels, the JSON says DEFAULT."""
     train.main(small_cfg(tmp_path, max_iters=4, eval_interval=4))
     ckpt = torch.load(tmp_path / 'out' / 'ckpt.pt', weights_only=False)
-    assert ckpt['environment'] == dict(torch=torch.__version__, numpy=np.__version__, cpu=common.cpu_model(),
+    assert ckpt['environment'] == dict(torch=torch.__version__, numpy=np.__version__, cpu=outputs.cpu_model(),
                                        cpu_capability=torch.backends.cpu.get_cpu_capability(),
                                        mkl_instructions=os.environ.get('MKL_ENABLE_INSTRUCTIONS'))
-    code = "from lexgpt.common import write_outputs; write_outputs(%r, 'r', dict(x=1))" % str(tmp_path)
+    code = "from lexgpt.outputs import write_outputs; write_outputs(%r, 'r', dict(x=1))" % str(tmp_path)
     subprocess.run([sys.executable, '-c', code], cwd=ROOT, check=True, capture_output=True,
                    env=dict(os.environ, ATEN_CPU_CAPABILITY='default'))
     saved = json.load(open(tmp_path / 'r.json'))

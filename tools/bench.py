@@ -32,14 +32,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from lexgpt.common import (command_line, environment, forward_backward, md_table, Meter, optimizer_step, pick_device,
-                           precision, rss_mb)
-from lexgpt.corpus import data_folder, load_meta
-from lexgpt.streaming import stream_steps, stream_losses, stream_refusal
-from lexgpt.config import ConfigError, run
 from lexgpt import routes
 from lexgpt import pretrained
+from lexgpt.config import ConfigError, run
+from lexgpt.corpus import data_folder, load_meta
+from lexgpt.device import forward_backward, optimizer_step, pick_device, precision
+from lexgpt.outputs import command_line, environment, md_table
+from lexgpt.progress import Meter, rss_mb
 from lexgpt.reference import AttnCall, AttnOptions, attention_reference
+from lexgpt.streaming import stream_steps, stream_losses, stream_refusal
 from model import GPT, GPTConfig, POSITIONAL_ENCODINGS, RegularGPT, make_model, n_levels
 
 DEFAULTS = dict(

@@ -16,7 +16,7 @@ line; a file not made yet, one line with n = 0. Writes <name>.md and <name>.json
 import os
 import shlex
 
-from lexgpt.common import fmt_ppl, md_table, read_json, write_outputs
+from lexgpt.outputs import fmt_ppl, md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, parse_config, run
 from lexgpt.evaluation import extension, variants
 

@@ -36,7 +36,7 @@ import sys
 import tempfile
 import time
 
-from lexgpt.common import md_table, read_json, write_outputs
+from lexgpt.outputs import md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 
 INSTALL = 'python -m pip install mutmut==3.8.1'

@@ -1,4 +1,5 @@
-"""common.py: safe checkpoint loading (weights_only, one-line errors naming the file), the tokenizer."""
+"""loading.py: safe checkpoint loading (weights_only, one-line errors naming the file), runs named by globs, the
+tokenizer; outputs.matching, the glob expansion that load_runs and the result readers share."""
 import os
 import subprocess
 import sys
@@ -6,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from lexgpt import loading
+from lexgpt import loading, outputs
 from lexgpt.config import ConfigError
 from model import GPT, GPTConfig
 
@@ -95,8 +96,21 @@ def test_load_runs_expands_globs_and_groups_seeds(tmp_path):
     runs = loading.load_runs([str(tmp_path / 'alibi-s*'), str(tmp_path / 'rope')])
     assert [r.name for r in runs] == ['alibi-s0', 'alibi-s1', 'rope']
     assert [r.group for r in runs] == ['alibi', 'alibi', 'rope']
-    with pytest.raises(FileNotFoundError, match=r"no checkpoint matches '.*t5-s\*'"):
+    with pytest.raises(ConfigError, match=r"ckpt='.*t5-s\*': no file matches"):
         loading.load_runs([str(tmp_path / 't5-s*')])
+
+
+def test_matching_takes_a_path_as_it_is_and_a_glob_sorted(tmp_path):
+    """A path is taken even where nothing is there (its reader says so); a glob's matches come sorted, and a glob that
+    matches nothing is [] or, given its option, a one-line error naming it."""
+    for name in ('b.json', 'a.json'):
+        (tmp_path / name).write_text('{}')
+    missing, both = str(tmp_path / 'c.json'), [str(tmp_path / 'a.json'), str(tmp_path / 'b.json')]
+    assert outputs.matching(missing, 'inputs') == ([missing], False)
+    assert outputs.matching(str(tmp_path / '*.json'), 'inputs') == (both, True)
+    assert outputs.matching(str(tmp_path / 'c*')) == ([], True)
+    with pytest.raises(ConfigError, match=r"inputs='.*c\*': no file matches"):
+        outputs.matching(str(tmp_path / 'c*'), 'inputs')
 
 
 def test_a_glob_leaves_out_runs_that_are_still_training(tmp_path):
@@ -120,19 +134,3 @@ def test_bytes_tokenizer_round_trip_and_unknown_name():
     assert (tok.vocab_size, tok.eot, tok.sep_ids) == (256, 0, [46, 10])
     with pytest.raises(ConfigError, match="unknown tokenizer 'bpe'; allowed: bytes, gpt2"):
         loading.get_tokenizer('bpe')
-
-
-def test_progress_of_a_run_resumed_part_way_counts_its_rate_from_this_runs_items(monkeypatch, capsys):
-    """Progress(start=40): 40 of 100 inputs were scored by an earlier run. On a fake clock, 10 more in 12 s is a rate
-    of 10 / 12 = 0.83 per second (not 50 / 12) and the 50 left take 50 / (10 / 12) = 60 s; 20 more by 24 s: 30 / 24 =
-    1.25 per second, 30 left in 24 s. No line before PROGRESS_SECONDS (10 s), none for the last item."""
-    from types import SimpleNamespace
-    from lexgpt import common
-    now = [0.0]
-    monkeypatch.setattr(common, 'time', SimpleNamespace(perf_counter=lambda: now[0]))
-    progress = common.Progress('rope L_ex=64', 100, 'inputs', start=40)
-    for t, k in ((5.0, 5), (12.0, 5), (24.0, 20), (30.0, 30)):
-        now[0] = t
-        progress.done(k)
-    assert capsys.readouterr().err.splitlines() == ['  rope L_ex=64: 50/100 inputs, 0.83/s, about 60 s left',
-                                                    '  rope L_ex=64: 70/100 inputs, 1.25/s, about 24 s left']
