@@ -11,7 +11,6 @@ its postprocess_pred is taken, compiled from the file's own source; constants.py
 Writes <out_dir>/<name>.json and .md: a row per cell with our score, RULER's, n, and whether they are equal.
 """
 import ast
-import glob
 import importlib.util
 import os
 import subprocess
@@ -19,7 +18,7 @@ import subprocess
 import yaml
 
 from analysis.ruler import jsonl_path
-from lexgpt.outputs import md_table, read_json, write_outputs
+from lexgpt.outputs import matching, md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from lexgpt.ruler_tasks import read_jsonl
 
@@ -78,8 +77,7 @@ def main(cfg):
     if not cfg['inputs']:
         raise ConfigError("inputs= is empty: give analysis.ruler's JSONs, e.g. --inputs=results/ruler/smollm2_*.json")
     tasks, postprocess, commit = rulers_code(cfg['ruler'])
-    paths = [p for pattern in cfg['inputs'] for p in (sorted(glob.glob(pattern)) if glob.has_magic(pattern) else
-                                                       [pattern])]
+    paths = [p for pattern in cfg['inputs'] for p in matching(pattern)[0]]  # a glob of no file yet: none
     rows = [r for path in paths for r in rescore(path, tasks, postprocess)]
     equal = sum(r['equal'] for r in rows)
     table = [[os.path.basename(r['json']), r['variant'], r['task'], f"{r['mult']:g}", r['n'], f"{r['ours']:.2f}",
