@@ -2,7 +2,7 @@
 `python -m tools.<name>`.
 
   bench.py  speed and memory: training and long-input evaluation per encoding, attention routes, RegularGPT, pretrained
-  cells.py  where long, resumable runs stand: each cell of their result JSONs with the n it reached
+  cells.py  the cells of the results tables (a model x a method x a length), each with the n it reached, from the JSONs
   lease.py  `bash results.sh lease` (a lent GPU): its steps, each a command under a time budget, figures kept as JSON
   mutation.py  the mutation run: seeded samples of mutants of the code behind reported numbers, against their tests
   results.py  what `bash results.sh PART` runs: the steps of a part in order, --list (done, partial, missing), --dry_run

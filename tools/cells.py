@@ -1,6 +1,7 @@
 """
-Where long, resumable runs stand: each cell of their result JSONs, finished, under way or still to run, with the n it
-reached. A page that quotes a run under way quotes this file, not a table copied by hand.
+The cells of the results tables: a cell is one entry of a table, a model x a method x a length (x a depth for passkey),
+with the n it reached. Read from the result JSONs of long, resumable runs, each cell finished, under way or still to
+run. A page that quotes a run under way quotes this file, not a table copied by hand.
 
   python -m tools.cells --inputs=results/pretrained/gemma3_bos_plain.json,results/pretrained/gemma3_bos_passkey.json
 
@@ -16,9 +17,9 @@ line; a file not made yet, one line with n = 0. Writes <name>.md and <name>.json
 import os
 import shlex
 
-from lexgpt.outputs import fmt_ppl, md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, parse_config, run
 from lexgpt.evaluation import extension, variants
+from lexgpt.outputs import fmt_ppl, md_table, read_json, write_outputs
 
 DEFAULTS = dict(
     inputs=[],                  # result JSONs, in the order the table lists them

@@ -1,7 +1,8 @@
 """
-A GPU lease (#42): `bash results.sh lease` (python -m tools.results lease) runs session() below, what a session with a
-GPU runs first, whatever its issue: at most 7 minutes (LEASE_S) on one H100, so that a rerun fits the lease too. On
-the device:
+The GPU lease (#42): the few minutes a session is lent a GPU, and the steps it runs in them, each under its own time
+budget and resumed from its JSON next time. `bash results.sh lease` (python -m tools.results lease) runs session()
+below, what a session with a GPU runs first, whatever its issue: at most 7 minutes (LEASE_S) on one H100, so that a
+rerun fits the lease too. On the device:
 
   run(command='bash results.sh lease', timeout_s=480)   # then here: tar -xzf <files_at>/lease.tgz, and commit
 
