@@ -29,5 +29,6 @@ Above model.py:
   resume.py         --reuse: a long run goes on from its own JSON, a table grows by the runs trained here
   loading.py        what a --ckpt name is (train.py checkpoint, alias, GGUF, folder, hub name), decided once; tokenizers
   regular_tasks.py  the regular-language tasks of thesis ch. 6, in numpy
+  ruler_tasks.py    RULER's synthetic tasks (Hsieh et al. 2024): inputs at a length in the model's tokens, metrics
   thesis_tables.py  the thesis' own numbers, with the table, page and row they come from
 """

@@ -188,7 +188,7 @@ def variants(cfg):
         w = cfg.get('windowed_at', 0)
         out.append((f'windowed@{w or "L_tr"}', lambda L_tr, m: dict(key_window=w or L_tr)))
     if cfg['lm_infinite'] or cfg['topk']:
-        # LM-Infinite (paper 002, sec. 4, App. A): Λ-mask = first n_starting + last L_pretrain tokens, distance
+        # LM-Infinite (Han et al. 2023, sec. 4, App. A): Λ-mask = first n_starting + last L_pretrain tokens, distance
         # ceiling L_pretrain; top-k middle tokens at distance L_pretrain / 2, in the layers from topk_from_layer on
         k, ns, h = cfg['topk'], cfg['n_starting'], cfg['topk_from_layer']
         label = f'LM-Inf(n_start={ns}' + (f',top{k}@layer>={h})' if k else ')')

@@ -280,9 +280,9 @@ def test_rope_extension_at_evaluation_base_len_and_merge(tmp_path):
 
 
 def test_the_variants_give_lm_infinite_its_mask_ceiling_and_top_k():
-    """LM-Infinite (paper 002, sec. 4, App. A): the first n_starting and the last L_tr tokens (the Λ mask), distances
-    capped at L_tr, the top-k middle tokens from layer h on; windowed: the last L_tr (or windowed_at) tokens; a
-    temperature per length, 1 at the lengths it does not name."""
+    """LM-Infinite (Han et al. 2023, sec. 4, App. A): the first n_starting and the last L_tr tokens (the Λ mask),
+    distances capped at L_tr, the top-k middle tokens from layer h on; windowed: the last L_tr (or windowed_at)
+    tokens; a temperature per length, 1 at the lengths it does not name."""
     specs = dict(evaluation.variants(cfg(windowed=True, topk=5, topk_from_layer=1, n_starting=4,
                                          attn_temperature='2:0.9')))
     lm_inf = 'LM-Inf(n_start=4,top5@layer>=1)'
