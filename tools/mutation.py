@@ -55,7 +55,8 @@ SMOLLM2 = [f'tests/test_pretrained.py::{t}' for t in (  # SmolLM2-135M's GGUF, t
 # Each module's tests are the files that import it and run in about 40 s or less on a busy 2-core machine (a
 # surviving mutant costs a whole run of them): test_attention holds every route against the reference scores.
 TARGETS = dict(
-    model=('model.py', ['tests/test_model.py', 'tests/test_attention.py', 'tests/test_layers.py']),
+    model=('model.py', ['tests/test_model.py', 'tests/test_attention.py', 'tests/test_layers.py',
+                        'tests/test_formulas.py', 'tests/test_later_methods.py']),
     routes=('lexgpt/routes.py', ['tests/test_routes.py', 'tests/test_attention.py']),
     evaluation=('lexgpt/evaluation.py', ['tests/test_extrapolate.py', 'tests/test_resume.py',
                                          'tests/test_receptive_field.py']),
