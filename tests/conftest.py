@@ -3,6 +3,10 @@ import os
 
 import pytest
 import torch
+try:
+    from _pytest.nodeid import NodeId  # pytest >= 9.2
+except ImportError:
+    NodeId = None
 
 
 # the fixtures that take seconds to minutes to build, each shared by the tests of one group (below)
@@ -15,9 +19,20 @@ def pytest_collection_modifyitems(config, items):
     one of the SHARED fixtures go to one process, which builds it once for all of them (the Gemma 3 270M model and
     its parsed GGUF, SmolLM2's, the dry runs of results.sh)."""
     for item in items:
-        groups = [SHARED[f] for f in getattr(item, 'fixturenames', ()) if f in SHARED]
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))
+        group = shared_group(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+            # xdist's scheduler reads the group from the end of the test's id, which xdist 3.8 writes to _nodeid; from
+            # pytest 9.2 the id lives in _id and that write is lost, so every test went to any process (the Gemma 3
+            # fixture was built in both): the suffix is written here (pytest-xdist#1386)
+            suffix = NodeId and getattr(config.option, 'loadgroup', False) and hasattr(item, '_id')
+            if suffix and '@' not in item.nodeid:
+                item._id = NodeId.parse(f'{item.nodeid}@{group}')
+
+
+def shared_group(item):
+    """The xdist group of a test: that of the first SHARED fixture it uses, or None."""
+    return next((SHARED[f] for f in getattr(item, 'fixturenames', ()) if f in SHARED), None)
 
 
 @pytest.fixture(autouse=True, scope='session')
