@@ -85,6 +85,8 @@ CASES = [
     ('train', TRAIN + ['--warmup_iters=-1'], ['warmup_iters=-1', '>= 0']),
     ('train', TRAIN + ['--grad_clip=-1'], ['grad_clip=-1', '>= 0']),
     ('train', TRAIN + ['--max_iters=0'], ['max_iters=0', 'positive']),
+    ('train', TRAIN + ['--block_size=0'], ['block_size=0 must be a positive integer']),
+    ('train', TRAIN + ['--n_head=3'], ['n_embd=16 must be divisible by n_head=3']),
     ('train', TRAIN + ['--learning_rate=1e30', '--max_iters=4'], ['non-finite', 'no checkpoint was written']),
     ('extrapolate', EVAL + ['--rope_scaling=yarn'], ["rope_scaling='yarn'", "pe='alibi'", 'rotary']),
     ('passkey', ['--ckpt={ckpt}', '--lengths=0', '--out_dir={tmp}/pk'], ['lengths=[0.0]', 'positive']),

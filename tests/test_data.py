@@ -15,6 +15,7 @@ from lexgpt import loading
 from lexgpt import corpus
 from lexgpt.config import ConfigError, parse_config
 from data import prepare
+from test_bad_inputs import error_line
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPLITS = ('train', 'val', 'test')
@@ -98,8 +99,7 @@ def test_pycode_small_tree(tmp_path):
 
 
 def test_pycode_stdlib_max_files(tmp_path):
-    r = run('--max_files=300', f'--out_dir={tmp_path}')  # pycode is the default corpus
-    assert r.returncode == 0, r.stderr
+    prepare.main(parse_config(prepare.DEFAULTS, ['--max_files=300', f'--out_dir={tmp_path}']))  # pycode: the default
     meta = json.loads((tmp_path / 'meta.json').read_text())
     assert sum(meta['docs'].values()) == 300 and 'stdlib' in meta['source']
     for s in SPLITS:
@@ -142,13 +142,15 @@ def test_hf_txt_bytes(tmp_path):
     check_byte_corpus(tmp_path / 'out', [d.encode('utf-8') for d in docs])
 
 
-def test_unknown_tokenizer(tmp_path):
+def test_unknown_tokenizer(tmp_path, monkeypatch):
+    """Through data.prepare's entry point in this process (a message exits with status 1, no traceback); the one line
+    a user sees on stderr: test_hub_failure_is_one_line_and_writes_nothing."""
     path = tmp_path / 'x.txt'
     path.write_text('hello\n')
-    r = run('--corpus=github', f'--text_file={path}', '--tokenizer=sentencepiece', f'--out_dir={tmp_path}')
-    assert r.returncode != 0
-    assert 'sentencepiece' in r.stderr and 'bytes' in r.stderr and 'gpt2' in r.stderr
-    assert 'Traceback' not in r.stderr
+    msg = error_line(monkeypatch, 'data.prepare', ['--corpus=github', f'--text_file={path}',
+                                                   '--tokenizer=sentencepiece', f'--out_dir={tmp_path}'])
+    assert isinstance(msg, str) and msg.startswith('error: ') and '\n' not in msg, msg
+    assert 'sentencepiece' in msg and 'bytes' in msg and 'gpt2' in msg
     assert not (tmp_path / 'train.bin').exists()
 
 
