@@ -209,3 +209,27 @@ def test_a_module_whose_tests_fail_unmutated_is_named_and_the_run_goes_on(toy, t
     why = 'toy: tests/test_toy.py do not pass before any mutation (tests/test_toy.py::test_x)'
     assert data['not_run'] == dict(toy=why)
     assert 'Not run, its tests fail unmutated: toy (' in (tmp_path / 'README.md').read_text()
+
+
+def test_each_killed_since_note_is_checked_on_its_own_mutant(tmp_path):
+    """A KILLED_SINCE note stands only if its test fails with the mutant put back: the stand-in test fails when x1 is
+    changed and passes otherwise; the file is as it was afterwards; a line no longer in the file is said so."""
+    (tmp_path / 'toy.py').write_text(TOY)
+    seen = []
+
+    def run_tests(tree, tests, timeout):
+        code = (tmp_path / 'toy.py').read_text()
+        seen.append((tests, code != TOY))
+        return ('failed' if 'x1 = 101' in code else 'passed'), None, 1.0
+    rows = [dict(line=2, before='x1 = 1', after='x1 = 101', killed=False, killed_since_by='tests/t.py::a'),
+            dict(line=4, before='x3 = 3', after='x3 = 103', killed=False, killed_since_by='tests/t.py::b'),
+            dict(line=9, before='x9 = 9', after='x9 = 109', killed=False, killed_since_by='tests/t.py::c'),
+            dict(line=5, before='x4 = 4', after='x4 = 104', killed=False, killed_since_by=None)]
+    data = dict(modules=dict(toy=dict(file='toy.py', results=rows)))
+    mutation.check_killers(data, str(tmp_path), run_tests)
+    assert [r.get('killed_since_checked') for r in rows] == [True, False, 'line gone', None]
+    assert seen == [(['tests/t.py::a'], True), (['tests/t.py::b'], True)]
+    assert (tmp_path / 'toy.py').read_text() == TOY
+    verdicts = [mutation.why(dict(r, equivalent=None)) for r in rows]
+    assert verdicts[0].endswith('(checked: it fails with the mutant)') and 'passes with the mutant' in verdicts[1]
+    assert 'changed since' in verdicts[2] and verdicts[3] == '**not explained**'

@@ -83,7 +83,8 @@ DEFAULTS = dict(
     timeout_factor=3.0,         # a mutant's pytest is stopped after this many times the unmutated run (>= 30 s)
     out_dir='out/mutation',
     name='mutation',            # output file stem
-    annotate=False,             # only set <name>.json's survivor notes (EQUIVALENT, KILLED_SINCE) and README.md anew
+    annotate=False,             # only the survivor notes of <name>.json (each KILLED_SINCE test run on its mutant)
+                                # and README.md anew
 )
 # survivors that no test can kill: (file, the line before, the line after) -> why the mutant computes the same
 EQUIVALENT = {
@@ -308,14 +309,51 @@ def annotate(data):
     return data
 
 
-WHY = lambda r: r['equivalent'] or (f"killed now by {r['killed_since_by']}" if r['killed_since_by'] else
-                                    '**not explained**')
+def check_killers(data, tree, run_tests=None):
+    """Each KILLED_SINCE note put to the test in `tree` (a copy of this tree): the mutant's line put back in its file,
+    found by its text wherever the code has moved since, and the named test run; the note stands where it fails.
+    Sets killed_since_checked: True (the test fails), False (it passes) or 'line gone' (the code changed)."""
+    run_tests = run_tests or pytest
+    for m in data['modules'].values():
+        for r in (r for r in m['results'] if r.get('killed_since_by')):
+            path = os.path.join(tree, m['file'])
+            with open(path) as f:
+                code = f.read()
+            if r['before'] not in code:
+                r['killed_since_checked'] = 'line gone'
+                continue
+            try:
+                with open(path, 'w') as f:
+                    f.write(code.replace(r['before'], r['after'], 1))
+                status, _, _ = run_tests(tree, [r['killed_since_by']], 600)
+            finally:
+                with open(path, 'w') as f:
+                    f.write(code)
+            r['killed_since_checked'] = status != 'passed'
+            print(f"  {m['file']}:{r['line']}: {r['killed_since_by']} {'fails' if status != 'passed' else 'PASSES'}",
+                  file=sys.stderr, flush=True)
+    return data
+
+
+def why(r):
+    """A survivor's verdict in the README."""
+    if r['equivalent']:
+        return r['equivalent']
+    if not r['killed_since_by']:
+        return '**not explained**'
+    checked = r.get('killed_since_checked')
+    return {True: f"killed now by {r['killed_since_by']} (checked: it fails with the mutant)",
+            False: f"**{r['killed_since_by']} passes with the mutant**",
+            'line gone': f"killed now by {r['killed_since_by']}; the line has changed since"}.get(
+                checked, f"killed now by {r['killed_since_by']}")
+
+
 CODE = lambda text: '`' + ' '.join(text.split()).replace('|', '\\|') + '`'
 
 
 def survivors(data):
     """Every survivor of a run as a README row, with its verdict."""
-    return [[name, r['line'], CODE(r['before']), CODE(r['after']), WHY(r)]
+    return [[name, r['line'], CODE(r['before']), CODE(r['after']), why(r)]
             for name, m in data['modules'].items() for r in m['results'] if not r['killed']]
 
 
@@ -397,6 +435,9 @@ def main(cfg):
     path = os.path.join(cfg['out_dir'], cfg['name'] + '.json')
     if cfg['annotate']:
         data = annotate(read_json(path, 'out_dir'))
+        with tempfile.TemporaryDirectory(prefix='mutation-check-') as tree:
+            snapshot('', tree)
+            check_killers(data, tree)
         with open(path, 'w') as f:  # the command that measured it stays
             json.dump(data, f, indent=1)
         readme(cfg['out_dir'])
