@@ -19,9 +19,9 @@ that runs out as well.
 Writes <out_dir>/<name>.json after every mutant (status 'partial' until the last), and a rerun with the same out_dir
 and name keeps the rows of the same mutant (index and lines) of the same code and test files, so a stopped run goes
 on where it stopped. On stderr a line after each mutant and every 30 s while one runs: the module, k of n, the kills
-so far, the time left at the rate seen. Each survivor gets its verdict: EQUIVALENT's note on why it computes the same
-numbers, or the test added since that kills it (KILLED_SINCE); --annotate sets them anew. With name=after or
-name=wide, <out_dir>/README.md shows the runs it finds there (wide, after with before beside it).
+so far, the time left at the rate seen. Each survivor gets its verdict (tools/mutation_verdicts.py): EQUIVALENT's note
+on why it computes the same numbers, or the test that kills it (KILLED_SINCE); --annotate sets them anew. With
+name=after or name=wide, <out_dir>/README.md shows the runs it finds there (wide, after with before beside it).
 """
 import difflib
 import hashlib
@@ -38,6 +38,7 @@ import time
 
 from lexgpt.outputs import md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, run
+from tools.mutation_verdicts import EQUIVALENT, KILLED_SINCE
 
 INSTALL = 'python -m pip install mutmut==3.8.1'
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -86,61 +87,6 @@ DEFAULTS = dict(
     annotate=False,             # only the survivor notes of <name>.json (each KILLED_SINCE test run on its mutant)
                                 # and README.md anew
 )
-# survivors that no test can kill: (file, the line before, the line after) -> why the mutant computes the same
-EQUIVALENT = {
-    ('lexgpt/evaluation.py', 'if norm is None or span >= x.size(1):', 'if norm is None and span >= x.size(1):'):
-        "every model here has transformer.ln_f, so the head always runs in slices; one slice when they would all fit, "
-        "the plain forward's losses (test_every_token_losses_run_the_head_a_slice_at_a_time): memory, not numbers",
-    ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', )"):
-        "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
-    ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', None)"):
-        "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
-    ('lexgpt/evaluation.py',
-     "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(1)",
-     "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(None)"):
-        "every model here (GPT, RegularGPT) has an lm_head: the else branch is never taken",
-    ('analysis/thesis.py', 'v = np.array(list(by_seed.values()), dtype=float)',
-     'v = np.array(list(by_seed.values()), )'):
-        "read_evals stores every perplexity as float(...): the array is float64 either way",
-    ('lexgpt/rope_scaling.py', 'mid = (wavelen >= L / fast) & (wavelen <= L / slow)',
-     'mid = (wavelen >= L / fast) & (wavelen < L / slow)'):
-        "differs only where a wavelength 2 pi base^(2i/D) equals L / slow exactly, which no float pair does "
-        "(Llama 3.1's own apply_scaling and transformers take the band with <= as here)",
-    ('lexgpt/streaming.py', "fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])",
-     "fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=None, height_ratios=[3, 2])"):
-        "the PNG's two panels stop sharing an x axis; both are drawn over the same bucket ends: no number changes",
-    ('lexgpt/streaming.py',
-     'ax.set_title(f"one stream of {cfg[\'tokens\']} tokens through a bounded cache", fontsize=10)',
-     'ax.set_title(f"one stream of {cfg[\'tokens\']} tokens through a bounded cache", fontsize=None)'):
-        "the PNG's title in matplotlib's default size: no number changes",
-    ('lexgpt/streaming.py', 'bucket_edges=edges.tolist(), results=so_far),', 'results=so_far),'):
-        "a stopped stream's partial JSON lacks the bucket edges, which --reuse does not read; the finished JSON has "
-        "them",
-    ('lexgpt/streaming.py', "ax.set(xscale='log', yscale='log', ylabel='perplexity in the bucket')",
-     "ax.set(xscale='log', ylabel='perplexity in the bucket')"):
-        "the PNG's perplexity axis becomes linear: no number changes",
-    ('lexgpt/streaming.py', "tax.set(xlabel='stream position (bucket end)', ylabel='tokens/s')",
-     "tax.set(ylabel='tokens/s')"):
-        "the PNG loses its x-axis label: no number changes",
-}
-# survivors of the committed run that a test added since kills (each checked by applying the mutant and running its
-# module's test files): (file, before, after) -> the test
-KILLED_SINCE = {
-    ('lexgpt/streaming.py', 'raise ConfigError(f"reuse: {cfg[\'reuse\']} is not a stream JSON of extrapolate.py '
-     '(protocol=stream, rows with "\n                          f"ckpt, row, iters)")', 'raise ConfigError(None)'):
-        'tests/test_stream.py::test_extrapolate_stream_bad_settings_are_one_line',
-    ('lexgpt/streaming.py', 'raise ConfigError(f"stream_rows={\',\'.join(cfg[\'stream_rows\'])}; allowed: '
-     '{\', \'.join(STREAM_ROWS)}")', 'raise ConfigError(f"stream_rows={\',\'.join(cfg[\'stream_rows\'])}; '
-     'allowed: {\', \'.join(None)}")'):
-        'tests/test_stream.py::test_extrapolate_stream_bad_settings_are_one_line',
-    ('lexgpt/streaming.py', "settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'],",
-     "settings = dict(split=None, tokens=cfg['tokens'], n_starting=cfg['n_starting'],"):
-        'tests/test_stream.py::test_extrapolate_stream_rows_equal_full_forwards_per_bucket',
-    ('lexgpt/streaming.py', "ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) "
-     "for e in edges[1:]]", "ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) "
-     "for e in edges[2:]]"):
-        'tests/test_stream.py::test_extrapolate_stream_rows_equal_full_forwards_per_bucket',
-}
 
 
 def snapshot(at, into):
@@ -301,7 +247,7 @@ def summed(entry):
 
 
 def annotate(data):
-    """Each survivor's note: why it is equivalent (EQUIVALENT), or the test added since that kills it (KILLED_SINCE)."""
+    """Each survivor's note: why it is equivalent (EQUIVALENT), or the test that kills it (KILLED_SINCE)."""
     for m in data['modules'].values():
         for r in (r for r in m['results'] if not r['killed']):
             r['equivalent'] = EQUIVALENT.get((m['file'], r['before'], r['after']))

@@ -1,0 +1,95 @@
+"""
+The verdicts of the mutation run's survivors (tools/mutation.py, #59 and #75), kept apart from the runner: each survivor
+of a committed run is either equivalent (EQUIVALENT: why it computes the same numbers) or killed by a test the run did
+not hold (KILLED_SINCE: a test outside the module's test files, or one added since). `python -m tools.mutation
+--annotate=True` checks every KILLED_SINCE test on its own mutant.
+"""
+
+# survivors that no test can kill: (file, the line before, the line after) -> why the mutant computes the same
+EQUIVALENT = {
+    ('lexgpt/evaluation.py', 'if norm is None or span >= x.size(1):', 'if norm is None and span >= x.size(1):'):
+        "every model here has transformer.ln_f, so the head always runs in slices; one slice when they would all fit, "
+        "the plain forward's losses (test_every_token_losses_run_the_head_a_slice_at_a_time): memory, not numbers",
+    ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', )"):
+        "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
+    ('lexgpt/evaluation.py', "w = cfg.get('windowed_at', 0)", "w = cfg.get('windowed_at', None)"):
+        "None and 0 both mean L_tr through `w or L_tr`, in the label and the window alike",
+    ('lexgpt/evaluation.py',
+     "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(1)",
+     "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(None)"):
+        "every model here (GPT, RegularGPT) has an lm_head: the else branch is never taken",
+    ('analysis/thesis.py', 'v = np.array(list(by_seed.values()), dtype=float)',
+     'v = np.array(list(by_seed.values()), )'):
+        "read_evals stores every perplexity as float(...): the array is float64 either way",
+    ('lexgpt/rope_scaling.py', 'mid = (wavelen >= L / fast) & (wavelen <= L / slow)',
+     'mid = (wavelen >= L / fast) & (wavelen < L / slow)'):
+        "differs only where a wavelength 2 pi base^(2i/D) equals L / slow exactly, which no float pair does "
+        "(Llama 3.1's own apply_scaling and transformers take the band with <= as here)",
+    ('lexgpt/streaming.py', "fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])",
+     "fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=None, height_ratios=[3, 2])"):
+        "the PNG's two panels stop sharing an x axis; both are drawn over the same bucket ends: no number changes",
+    ('lexgpt/streaming.py',
+     'ax.set_title(f"one stream of {cfg[\'tokens\']} tokens through a bounded cache", fontsize=10)',
+     'ax.set_title(f"one stream of {cfg[\'tokens\']} tokens through a bounded cache", fontsize=None)'):
+        "the PNG's title in matplotlib's default size: no number changes",
+    ('lexgpt/streaming.py', 'bucket_edges=edges.tolist(), results=so_far),', 'results=so_far),'):
+        "a stopped stream's partial JSON lacks the bucket edges, which --reuse does not read; the finished JSON has "
+        "them",
+    ('lexgpt/streaming.py', "ax.set(xscale='log', yscale='log', ylabel='perplexity in the bucket')",
+     "ax.set(xscale='log', ylabel='perplexity in the bucket')"):
+        "the PNG's perplexity axis becomes linear: no number changes",
+    ('lexgpt/streaming.py', "tax.set(xlabel='stream position (bucket end)', ylabel='tokens/s')",
+     "tax.set(ylabel='tokens/s')"):
+        "the PNG loses its x-axis label: no number changes",
+    ('model.py', 'return torch.multinomial(F.softmax(logits, dim=-1), num_samples=1)',
+     'return torch.multinomial(F.softmax(logits, dim=+1), num_samples=1)'):
+        "every caller (GPT's and RegularGPT's generate, ruler's decoding) passes the last position's logits [B, V]: "
+        "dim 1 is dim -1",
+    ('lexgpt/routes.py', 'enable_gqa=k.size(1) != q.size(1))', 'enable_gqa=k.size(None) != q.size(1))'):
+        "the flag is set also where the keys have the queries' heads: groups of one head, the same attention (bitwise "
+        "on CPU) and, as torch's check_batch_size_and_num_heads_dense passes equal heads either way, the same kernel",
+}
+# survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
+# checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
+# -> the test
+KILLED_SINCE = {
+    ('lexgpt/streaming.py', 'raise ConfigError(f"reuse: {cfg[\'reuse\']} is not a stream JSON of extrapolate.py '
+     '(protocol=stream, rows with "\n                          f"ckpt, row, iters)")', 'raise ConfigError(None)'):
+        'tests/test_stream.py::test_extrapolate_stream_bad_settings_are_one_line',
+    ('lexgpt/streaming.py', 'raise ConfigError(f"stream_rows={\',\'.join(cfg[\'stream_rows\'])}; allowed: '
+     '{\', \'.join(STREAM_ROWS)}")', 'raise ConfigError(f"stream_rows={\',\'.join(cfg[\'stream_rows\'])}; '
+     'allowed: {\', \'.join(None)}")'):
+        'tests/test_stream.py::test_extrapolate_stream_bad_settings_are_one_line',
+    ('lexgpt/streaming.py', "settings = dict(split=cfg['split'], tokens=cfg['tokens'], n_starting=cfg['n_starting'],",
+     "settings = dict(split=None, tokens=cfg['tokens'], n_starting=cfg['n_starting'],"):
+        'tests/test_stream.py::test_extrapolate_stream_rows_equal_full_forwards_per_bucket',
+    ('lexgpt/streaming.py', "ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) "
+     "for e in edges[1:]]", "ends = [f'{e / 1e6:g}M' if e >= 10 ** 6 else f'{e // 1000}k' if e >= 1000 else str(e) "
+     "for e in edges[2:]]"):
+        'tests/test_stream.py::test_extrapolate_stream_rows_equal_full_forwards_per_bucket',
+    ('model.py', 'r = self.r[layer % self.config.thickness][:, i.clamp(max=C - 1)]',
+     'r = self.r[layer % self.config.thickness][:, i.clamp(max=C - 2)]'):
+        'tests/test_regular.py::test_bias_is_eq_6_1',
+    ('model.py', 'self.k_norm = norm(config, self.hd) if config.qk_norm else None',
+     'self.k_norm = norm(config, self.hd) if (config.qk_norm) and False else None'):
+        'tests/test_gemma3.py::test_logits_equal_transformers',
+    ('model.py', 'q, k = self.q_norm(q), self.k_norm(k)', 'q, k = self.q_norm(None), self.k_norm(k)'):
+        'tests/test_gemma3.py::test_logits_equal_transformers',
+    ('model.py', 'q, k, v = self.project(x, pe, layer, pos, rotate_keys=cache is None or not cache.relative)',
+     'q, k, v = self.project(x, pe, layer, pos, )'):
+        'tests/test_stream.py::test_stream_equals_full_forward_under_lambda_mask',
+    ('model.py', 'hidden = config.mlp_hidden or 4 * config.n_embd', 'hidden = config.mlp_hidden and 4 * config.n_embd'):
+        'tests/test_pretrained.py::test_gpt2_as_the_hub_stores_it',  # GPT-2's n_inner None: mlp_hidden 0, 4 n_embd
+    ('model.py', 'while C ** L < T:  # integer arithmetic: math.log would misround exact powers such as log_3(243)',
+     'while C ** L <= T:  # integer arithmetic: math.log would misround exact powers such as log_3(243)'):
+        'tests/test_regular.py::test_n_levels_is_ceil_log',
+    ('model.py', "super().__init__(GPTConfig(**{**vars(config), 'n_layer': config.thickness}))",
+     "super().__init__(GPTConfig(**{**vars(None), 'n_layer': config.thickness}))"):
+        'tests/test_regular.py::test_construction_and_errors',
+    ('model.py', 'return self.config.thickness * n_levels(T, self.config.chunk_size)',
+     'return self.config.thickness * n_levels(self.config.chunk_size)'):
+        'tests/test_regular.py::test_depth_adapts_with_length_and_weights_are_shared',
+    ('model.py', "if impl != 'plain' and (o.key_window or o.ceiling or o.topk):",
+     "if impl != 'plain' or (o.key_window or o.ceiling or o.topk):"):
+        'tests/test_regular.py::test_three_implementations_agree',
+}
