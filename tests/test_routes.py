@@ -119,12 +119,14 @@ def test_a_rotary_stream_scores_its_far_keys_in_the_blocks_route():
     assert far.any() and far.any(1).any(0).sum() == 2, far.any(1).any(0)  # the 2 starting tokens, nothing else
 
 
-@pytest.mark.parametrize('setup', ['infer', 'window', 'topk', 'train', 'decode', 'bounded', 'stream'])
-def test_grouped_keys_and_values_in_every_route(setup):
+@pytest.mark.parametrize('setup,T', [(s, 70) for s in ('infer', 'window', 'topk', 'train', 'decode', 'bounded',
+                                                         'stream')] + [('infer', 4)])
+def test_grouped_keys_and_values_in_every_route(setup, T):
     """Grouped-query attention: given H/2 key/value heads, every route (causal SDPA with enable_gqa, tiled, explicit,
-    blocks) equals the reference given each query head h its own copy of key/value head h // 2 (Llama's order)."""
+    blocks) equals the reference given each query head h its own copy of key/value head h // 2 (Llama's order); also
+    at T = H = 4 tokens, where a length read for the heads count would pass as equal."""
     model = tiny('rope')
-    pe, call, o, shape, Tk, grad = captured_call(model, setup)
+    pe, call, o, shape, Tk, grad = captured_call(model, setup, T)
     q, k, v = unit_qkv(shape, Tk)
     H = q.size(1)
     kg, vg = k[:, :H // 2], v[:, :H // 2]
@@ -136,11 +138,12 @@ def test_grouped_keys_and_values_in_every_route(setup):
 
 
 @pytest.mark.filterwarnings('ignore:flex_attention called without torch.compile')
-@pytest.mark.parametrize('pe', ['rope', 'alibi', 'gauss_wht1', 'kerple_biaswht', 'fox', 'bipe_alibi'])
+@pytest.mark.parametrize('pe', ['rope', 'alibi', 'kerple_log', 'gauss_wht1', 'kerple_biaswht', 'fox', 'bipe_alibi'])
 def test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs(pe, monkeypatch):
     """The GPU route's score_mod and mask_mod (eager FlexAttention on CPU) where the model-level test above does not
-    reach: a query after a Λ-shaped KV cache, on unit-scale inputs; one encoding for each part of score_mod (none, a
-    bias, a weight, both, FoX's potential, BiPE's per-sequence positions)."""
+    reach: a query after a Λ-shaped KV cache, on unit-scale inputs; one encoding for each part of score_mod (none,
+    ALiBi's closed-form bias, a distance table read past the cached keys' count, a weight, both, FoX's potential, BiPE's
+    per-sequence positions)."""
     model = tiny(pe, n_embd=64)  # head dimension 16, as a GPU's flex needs
     pe_, call, o, shape, Tk, _ = captured_call(model, 'bounded', T=40)
     q, k, v = unit_qkv(shape, Tk)
