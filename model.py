@@ -726,6 +726,21 @@ class Block(nn.Module):
         return x + self.post_mlp(self.mlp(self.ln_2(x)))
 
 
+@contextmanager
+def no_random_init():
+    """Modules built inside keep their parameters as allocated instead of drawing random ones, which from_pretrained
+    would overwrite at once (load_state_dict is strict: every parameter comes from the file)."""
+    names = ('normal_', 'uniform_', 'kaiming_uniform_', 'trunc_normal_', 'zeros_', 'ones_')
+    saved = {name: getattr(nn.init, name) for name in names}
+    try:
+        for name in names:
+            setattr(nn.init, name, lambda tensor, *args, **kwargs: tensor)
+        yield
+    finally:
+        for name, f in saved.items():
+            setattr(nn.init, name, f)
+
+
 class GPT(nn.Module):
 
     def __init__(self, config):
@@ -758,8 +773,9 @@ class GPT(nn.Module):
         overrides set GPTConfig fields. pretrained_info: family, L_tr, bos/eos ids, source."""
         from lexgpt import pretrained  # only here: the model definition needs none of the checkpoint readers
         args, state, info = pretrained.load(path, GPTConfig.__dataclass_fields__, **overrides)
-        model = cls(GPTConfig(**args))
-        model.load_state_dict(state)
+        with no_random_init():
+            model = cls(GPTConfig(**args))
+        model.load_state_dict(state)  # strict: every parameter the model has is overwritten here
         model.pretrained_info = info
         return model.eval()
 

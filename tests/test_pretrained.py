@@ -115,6 +115,20 @@ def test_rope_scalings_equal_transformers(tmp_path, case):
         assert_cache_equals_full(ours, idx)
 
 
+def test_loading_draws_no_random_weights_and_leaves_torch_init_as_it_was(tmp_path):
+    """from_pretrained builds the model without random draws (the file gives every parameter; strict loading), so the
+    global RNG is where it was; torch's init functions work again afterwards; the logits still equal transformers'."""
+    folder = save_tiny(tmp_path / 'l', *CASES['qwen2-bias-tied'])
+    torch.manual_seed(3)
+    before = torch.get_rng_state()
+    ours = GPT.from_pretrained(folder)
+    assert torch.equal(torch.get_rng_state(), before)
+    assert torch.nn.Linear(4, 4).weight.abs().sum() > 0 and torch.nn.init.normal_(torch.zeros(8)).abs().sum() > 0
+    idx = torch.randint(0, V, (1, 9), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        torch.testing.assert_close(all_logits(ours, idx), reference(folder)(idx).logits, atol=1e-4, rtol=1e-4)
+
+
 def test_sharded_checkpoint(tmp_path):
     folder = save_tiny(tmp_path, *CASES['qwen2-bias-tied'], max_shard_size='20KB')
     assert os.path.exists(tmp_path / 'model.safetensors.index.json')
