@@ -10,14 +10,14 @@ except ImportError:
 
 
 # the fixtures that take seconds to minutes to build, each shared by the tests of one group (below)
-SHARED = {'gemma3': 'gemma3_270m', 'smollm2': 'smollm2', 'dry': 'lease_dry_run', 'commands': 'results_sh_dry_run'}
+SHARED = {'gemma3': 'gemma3_270m', 'smollm2': 'smollm2', 'dry': 'lease_dry_run'}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """.ci/run runs the tests in two processes (pytest-xdist, -n 2 --dist loadgroup), one per core: the tests that use
     one of the SHARED fixtures go to one process, which builds it once for all of them (the Gemma 3 270M model and
-    its parsed GGUF, SmolLM2's, the dry runs of results.sh)."""
+    its parsed GGUF, SmolLM2's, the lease's dry run)."""
     for item in items:
         group = shared_group(item)
         if group:
