@@ -52,6 +52,15 @@ EQUIVALENT = {
      'dist = torch.arange(T, device=q.device, )'):
         "integer distances: every table the dense route reads (T5, KERPLE's, Gauss, Sandwich, Regular) promotes them "
         "to its parameters' float type and gives the same table bit for bit (checked in float32 and float64)",
+    ('lexgpt/routes.py', 'cols = torch.arange(k.size(2), device=q.device)[keys][c]',
+     'cols = torch.arange(k.size(2), )[keys][c]'):
+        "on a CPU the same indices; on a GPU a CPU tensor indexed by CUDA indices raises: loud, never a silent "
+        "number, and only a CUDA run of a rotary stream's far keys could show it",
+    ('lexgpt/routes.py', 'top.masked_fill_(dead, 0.0)', 'top.masked_fill_(dead, 1.0)'):
+        "a dead row (no visible key) has its output and lse overwritten (0 and NEG) below; its p is e^-80 either way",
+    ('lexgpt/routes.py', 'q.new_full((H, 1), NEG, dtype=torch.float32)], 1)', 'q.new_full((H, 1), NEG, )], 1)'):
+        "NEG is -inf, exact in q's dtype too, and torch.cat promotes to the wider type: the window's column and the "
+        "float32 table's values are the same numbers either way",
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -101,4 +110,11 @@ KILLED_SINCE = {
     ('lexgpt/routes.py', "tables = ('bias' in pe.kinds and slope is None) or 'weight' in pe.kinds",
      "tables = ('bias' in pe.kinds and slope is not None) or 'weight' in pe.kinds"):
         'tests/test_routes.py::test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs',  # its kerple_log
+    ('lexgpt/routes.py', 'and q.size(0) * q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems)',
+     'and q.size(0) / q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems)'):
+        'tests/test_receptive_field.py::test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blocks',
+    ('lexgpt/routes.py', 'return torch.cat([checkpoint(one, rows, keys, q, k, v, use_reentrant=False) if rerun else '
+     'one(rows, keys, q, k, v)', 'return torch.cat([checkpoint(one, rows, keys, k, v, use_reentrant=False) if rerun '
+     'else one(rows, keys, q, k, v)'):
+        'tests/test_receptive_field.py::test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blocks',
 }
