@@ -46,6 +46,17 @@ def test_config_mistakes_are_one_line_errors_naming_the_value(kw, message):
     assert '\n' not in str(e.value)
 
 
+def test_the_mlp_is_4_n_embd_wide_unless_mlp_hidden_says_otherwise():
+    """GPT-2's MLP (Radford et al. 2019): n_embd -> 4 n_embd -> n_embd; mlp_hidden=H makes it H wide, and a gated MLP's
+    c_fc holds gate and up, 2H. Parameters of a 2-layer, n_embd = 32 model by hand: 2 x (32 x 128 + 128 x 32)."""
+    widths = lambda m: {(b.mlp.c_fc.out_features, b.mlp.c_proj.in_features) for b in m.transformer.h}
+    assert widths(tiny('none')) == {(128, 128)}
+    assert widths(tiny('none', mlp_hidden=48)) == {(48, 48)}
+    assert widths(tiny('none', mlp_hidden=48, mlp='swiglu')) == {(96, 48)}
+    mlp = sum(p.numel() for b in tiny('none', bias=False).transformer.h for p in b.mlp.parameters())
+    assert mlp == 2 * (32 * 128 + 128 * 32)
+
+
 def test_lists_derived_from_the_registry_are_not_empty():
     assert {'t5', 'kerple_log', 'gauss_wht1', 'regular', 'fire', 'fox', 'cope'} <= set(LEARNABLE)
     assert not {'none', 'alibi', 'rope', 'sinusoidal', 'sandwich'} & set(LEARNABLE)
