@@ -92,7 +92,7 @@ KILLED_SINCE = {
      'q, k, v = self.project(x, pe, layer, pos, )'):
         'tests/test_stream.py::test_stream_equals_full_forward_under_lambda_mask',
     ('model.py', 'hidden = config.mlp_hidden or 4 * config.n_embd', 'hidden = config.mlp_hidden and 4 * config.n_embd'):
-        'tests/test_pretrained.py::test_gpt2_as_the_hub_stores_it',  # GPT-2's n_inner None: mlp_hidden 0, 4 n_embd
+        'tests/test_model.py::test_the_mlp_is_4_n_embd_wide_unless_mlp_hidden_says_otherwise',
     ('model.py', 'while C ** L < T:  # integer arithmetic: math.log would misround exact powers such as log_3(243)',
      'while C ** L <= T:  # integer arithmetic: math.log would misround exact powers such as log_3(243)'):
         'tests/test_regular.py::test_n_levels_is_ceil_log',
