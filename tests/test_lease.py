@@ -79,6 +79,23 @@ def test_every_step_writes_its_json_and_markdown_with_its_command(dry):
     assert not list((root / 'out').glob('*.bench.json'))  # bench.py's figures went into the step's JSON
 
 
+def test_a_dry_run_runs_each_command_once(dry):
+    """tests_60 is tests' command, and on a CPU (nothing compiled) train_eager is train_compiled's but for its --json
+    file: each is written as done by the earlier step, not run; every other step, each with its own command, runs."""
+    root, printed = dry
+    recs = {step: json.load(open(root / 'out' / f'{step}.json')) for step in STEPS}
+    copied = {step: rec['same_as'] for step, rec in recs.items() if 'same_as' in rec}
+    assert copied == {'tests_60': 'tests', 'train_eager': 'train_compiled'}
+    bare = lambda step: re.sub(r' --json=\S+', '', recs[step]['step_command'])
+    for step, earlier in copied.items():
+        assert bare(step) == bare(earlier)
+        assert recs[step]['figures'] == recs[earlier]['figures'] and recs[step]['seconds'] == 0
+        assert f"not a measurement; {earlier}'s run." in (root / 'out' / f'{step}.md').read_text()
+    ran = [step for step in STEPS if f'lease: {step} (budget' in printed]
+    assert sorted(ran) == sorted(set(STEPS) - set(copied))
+    assert len({bare(step) for step in ran}) == len(ran) == len({bare(step) for step in STEPS})  # each command once
+
+
 def test_a_second_lease_skips_what_is_done_and_starts_nothing_without_time(dry):
     root, _ = dry
     again = dry_run(root / 'out', str(root / 'llama'), LEASE_S='0')

@@ -211,7 +211,8 @@ def markdown(rec, output):
              f"`{rec['step_command']}` (results.sh lease)", '',
              f"Machine: {rec['machine']['gpu'] or 'no GPU'}, Python {rec['machine']['python']}, torch "
              f"{rec['machine']['torch']}; data: {(rec['corpus'] or {}).get('source')}"
-             + ('. A dry run (LEASE_DRY=1): toy sizes on the CPU, not a measurement.' if rec['dry_run'] else '.'), '']
+             + (f". A dry run (LEASE_DRY=1): toy sizes on the CPU, not a measurement{rec.get('note', '')}."
+                if rec['dry_run'] else '.'), '']
     if rec['targets']:
         lines += ['| target | measured | wanted | met |', '|---|---|---|---|']
         lines += [f"| {t['what']} | {t['value']} | {t['target']} | "
@@ -251,10 +252,7 @@ def write(path, text):
 def done_before(out_dir, step, command):
     """Whether <out_dir>/<step>.json says done, under this command (one that results.sh has changed since is not)."""
     path = os.path.join(out_dir, step + '.json')
-    if not os.path.exists(path):
-        return False
-    with open(path) as f:
-        before = json.load(f)
+    before = json.load(open(path)) if os.path.exists(path) else {}
     if before.get('status') == 'done' and before.get('step_command') != command:
         print(f"lease: {step} was done under another command ({before.get('step_command')}); measured again")
     return before.get('status') == 'done' and before.get('step_command') == command
@@ -287,6 +285,22 @@ def main(out_dir, step, budget, command):
     write(os.path.join(out_dir, step + '.md'), markdown(rec, output))
     print(f"lease: {step} {status} in {seconds:.0f} s; wrote {path} and {step}.md")
     return 0 if done else 124 if status == 'timeout' else 1
+
+
+def same_as(out_dir, step, budget, command, ran):
+    """A dry run's step with an earlier step's command (tests_60 repeats tests; on a CPU train_eager is
+    train_compiled) is written as done by it, its figures copied: not run again, seconds saved in every test run."""
+    earlier = ran.setdefault(re.sub(r' --json=\S+', '', command), step)
+    path = os.path.join(out_dir, earlier + '.json')
+    rec = json.load(open(path)) if earlier != step and os.path.exists(path) else {}  # none: no time to start it
+    if rec.get('status') != 'done' or done_before(out_dir, step, command):
+        return False
+    rec.update(step=step, step_command=command, budget_s=budget, seconds=0, same_as=earlier, note=f"; {earlier}'s run",
+               command=f'python -m tools.lease {out_dir} {step} {budget} {command}')
+    write(os.path.join(out_dir, step + '.json'), json.dumps(rec, indent=1, default=str) + '\n')
+    write(os.path.join(out_dir, step + '.md'), markdown(rec, rec['output_tail']))
+    print(f"lease: {step} is {earlier}'s command in a dry run; recorded as done by it, not run again")
+    return True
 
 
 # ---- the session: its steps, cheapest first within each issue's group, and the mid-scale table ----
@@ -405,14 +419,10 @@ def run_here(command, reuse=None):
     return subprocess.run([sys.executable if args[0] == 'python' else args[0], *args[1:]]).returncode
 
 
-def nonempty(path):
-    return os.path.exists(path) and os.path.getsize(path) > 0
-
-
 def pack(p, pending):
     """What is done so far goes to the device call's $OUT (the runs trained and not yet scored stay out of it)."""
     if os.environ.get('OUT'):
-        held = [f'--exclude-from={pending}'] if nonempty(pending) else []
+        held = [f'--exclude-from={pending}'] if os.path.exists(pending) and os.path.getsize(pending) else []
         subprocess.run(['tar', '-czf', os.path.join(os.environ['OUT'], 'lease.tgz'), *held, p['out']])
 
 
@@ -429,7 +439,7 @@ def mid_table(p):
     trained in 54-97 s and was scored in 1-3 minutes; mid_s for the runs side by side and score_s for scoring them
     are guesses from those until a lease records the steps' seconds."""
     pending = os.path.join(p['mid_dir'], 'unscored.txt')  # trained, not yet scored: their step files stay here
-    if nonempty(pending):  # trained by a call that ended before it scored them
+    if os.path.exists(pending) and os.path.getsize(pending):  # trained by a call that ended before it scored them
         score_mid(p, pending)
     todo = [r for r in mid_runs() if not done_before(p['out'], f'mid_{r}', mid_command(p, r))][:p['mid_runs']]
     while todo:
@@ -450,7 +460,8 @@ def mid_table(p):
 def session():
     """`bash results.sh lease`: each step under its budget (a failed one says why in its JSON; the others still run),
     then the mid-scale table. LEASE_DRY=1: toy sizes on the CPU into $LEASE_OUT, no step skipped for time (an hour;
-    LEASE_S=0 still tests the skipping); LEASE_PRETRAINED: another model for step (d)."""
+    LEASE_S=0 still tests the skipping), a command two steps run, but for its --json file, once (same_as);
+    LEASE_PRETRAINED: another model for step (d)."""
     dry, pretrained = bool(os.environ.get('LEASE_DRY')), os.environ.get('LEASE_PRETRAINED') or 'smollm2'
     if not os.environ.get('LEASE_PRETRAINED') and os.path.exists('.lease/smollm2.gguf.partab'):
         pretrained = '.lease/smollm2.gguf'  # SmolLM2's GGUF, carried in two parts
@@ -471,9 +482,10 @@ def session():
     # the device's own Python makes the corpus: its standard library is not ours (each JSON names the one used)
     if not os.path.exists(os.path.join(p['data'], 'meta.json')):
         run_here(line('python -m data.prepare --corpus=pycode', f"--out_dir={p['data']}", p['prep']))
-    pending = os.path.join(p['mid_dir'], 'unscored.txt')
+    pending, ran = os.path.join(p['mid_dir'], 'unscored.txt'), {}
     for name, budget, command in fixed_steps(p):
-        main(p['out'], name, budget, command)
+        if not (dry and same_as(p['out'], name, budget, command, ran)):
+            main(p['out'], name, budget, command)
         pack(p, pending)
     mid_table(p)
     return 0
