@@ -1,4 +1,5 @@
 import csv
+import hashlib
 import json
 import math
 import os
@@ -18,7 +19,7 @@ from lexgpt import corpus, outputs
 import train
 from lexgpt.config import ConfigError, parse_config
 from lexgpt.loading import load_model
-from model import GPT, GPTConfig
+from model import GPT, GPTConfig, sinusoid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -289,12 +290,12 @@ def test_checkpoints_and_result_jsons_record_the_kernels_and_versions_they_ran_w
 def test_the_sinusoidal_table_is_the_same_under_every_cpu_kernel_set():
     """#71: the sinusoidal demo moved between an AVX2 and an AVX512 machine, and the sin/cos kernels were the first
     suspect. They are not it: forced to each instruction set torch has here, the table is the same bit for bit (on a
-    CPU without AVX512, torch falls back to AVX2 and the check still holds)."""
-    code = ("import hashlib, torch; from model import sinusoid; "
-            "print(torch.backends.cpu.get_cpu_capability(), "
-            "hashlib.sha256(sinusoid(torch.arange(4096), 128).numpy().tobytes()).hexdigest())")
-    seen = {}
-    for capability in ('avx2', 'avx512'):
+    CPU without AVX512, torch falls back to AVX2 and the check still holds). This process's own set is read here;
+    a process is forced to each other one."""
+    table = 'hashlib.sha256(sinusoid(torch.arange(4096), 128).numpy().tobytes()).hexdigest()'
+    code = f"import hashlib, torch; from model import sinusoid; print(torch.backends.cpu.get_cpu_capability(), {table})"
+    seen = {torch.backends.cpu.get_cpu_capability(): eval(table, dict(hashlib=hashlib, torch=torch, sinusoid=sinusoid))}
+    for capability in [c for c in ('avx2', 'avx512') if c.upper() not in seen]:
         out = subprocess.run([sys.executable, '-c', code], cwd=ROOT, check=True, capture_output=True, text=True,
                              env=dict(os.environ, ATEN_CPU_CAPABILITY=capability)).stdout.split()
         seen[out[0]] = out[1]
