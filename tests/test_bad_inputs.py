@@ -128,6 +128,31 @@ def test_bad_input_is_one_line(W, monkeypatch, tmp_path, script, argv, words):
     assert not os.path.exists(os.path.join(W['tmp'], 'run', 'ckpt.pt'))  # nothing that claims success
 
 
+# the evaluation scripts' shared check (lexgpt.evaluation.check_settings) on settings as the scripts hold them; each
+# expected line written out by hand from the rule: the bad value, then what is allowed
+VARIANTS = dict(no_vanilla=False, windowed=False, lm_infinite=False, topk=0)
+SETTINGS = [
+    (dict(lengths=[1.0, -2.0]), "lengths: -2 is not a positive multiple of L_tr; give e.g. --lengths=1,2,4"),
+    (dict(length=-1.0), "length: -1 is not a positive multiple of L_tr; give e.g. --length=4"),
+    (dict(rope_scaling='yarn', rope_scale=0.5),
+     "rope_scaling='yarn', rope_scale=0.5; allowed: pi, ntk, dynamic, yarn, llama3 (or '') with rope_scale >= 1"),
+    (dict(VARIANTS, attn_temperature='hot'),
+     "bad attn_temperature 'hot' in 'hot': expected a number like 0.9 or per-length pairs like 2:0.95,4:0.9"),
+    (dict(VARIANTS, attn_temperature='', no_vanilla=True),
+     "no_vanilla=True leaves nothing to evaluate; add windowed, lm_infinite, topk or attn_temperature"),
+]
+
+
+@pytest.mark.parametrize('cfg, line', SETTINGS, ids=[line.split(';')[0] for _, line in SETTINGS])
+def test_check_settings_names_the_bad_value_and_the_allowed_ones(cfg, line):
+    from lexgpt.evaluation import check_settings
+    with pytest.raises(config.ConfigError) as e:
+        check_settings(cfg)
+    assert str(e.value) == line
+    # the keys a script lacks are skipped: fine values alone (no split, no variant keys, rope_scale at its bound) pass
+    assert check_settings(dict(lengths=[1.0, 2.0], rope_scaling='yarn', rope_scale=1.0)) is None
+
+
 @pytest.mark.parametrize('script,argv,words', ISSUE_59, ids=[w[0] for _, _, w in ISSUE_59])
 def test_the_issues_bad_inputs_stop_before_any_length_is_scored(W, monkeypatch, capsys, script, argv, words):
     """#59: --lengths=1,-2 scored 1x first; --split=nosuch said to prepare the data; --n=100000 ran silent for 300 s.

@@ -18,6 +18,12 @@ EQUIVALENT = {
      "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(1)",
      "span = max(1, HEAD_ELEMENTS // (head.out_features * x.size(0))) if head is not None else x.size(None)"):
         "every model here (GPT, RegularGPT) has an lm_head: the else branch is never taken",
+    ('lexgpt/evaluation.py',
+     'HEAD_ELEMENTS = 2 ** 27  # logits held at once where every position is scored: 512 MB of float32',
+     'HEAD_ELEMENTS = 2 ** 28  # logits held at once where every position is scored: 512 MB of float32'):
+        "the head's slices grow twice as long (1 GB of float32 logits at once, not 512 MB); each position's loss is "
+        "its own row's cross-entropy, and the head's rows came out bitwise equal in slices of 128, 256 or all 512 "
+        "(checked at V = 50,304 and 49,152): memory, not numbers",
     ('analysis/thesis.py', 'v = np.array(list(by_seed.values()), dtype=float)',
      'v = np.array(list(by_seed.values()), )'):
         "read_evals stores every perplexity as float(...): the array is float64 either way",
@@ -120,4 +126,14 @@ KILLED_SINCE = {
     ('lexgpt/evaluation.py', "return getattr(model, 'pretrained_info', {}).get('bos') if on else None",
      "return getattr(model, 'pretrained_info', {}).get(None) if on else None"):
         'tests/test_gemma3.py::test_a_tiny_gemma3_folder_is_scored_with_its_tokenizers_bos_as_transformers_scores_it',
+    ('lexgpt/evaluation.py', "if 'split' in cfg:", "if 'split' not in cfg:"):
+        'tests/test_bad_inputs.py::test_a_bad_split_is_refused_before_any_model_loads',
+    ('lexgpt/evaluation.py', "+ ('1,2,4' if key == 'lengths' else '4'))",
+     "+ ('1,2,4' if (key == 'lengths') and False else '4'))"):
+        'tests/test_bad_inputs.py::test_check_settings_names_the_bad_value_and_the_allowed_ones',
+    ('lexgpt/evaluation.py', "if cfg.get('rope_scaling', '') not in SCALINGS or cfg.get('rope_scale', 1.0) < 1:",
+     "if cfg.get('rope_scaling', '') not in SCALINGS or cfg.get(None, 1.0) < 1:"):
+        'tests/test_bad_inputs.py::test_check_settings_names_the_bad_value_and_the_allowed_ones',
+    ('lexgpt/evaluation.py', "if 'attn_temperature' in cfg:", "if 'attn_temperature' not in cfg:"):
+        'tests/test_bad_inputs.py::test_check_settings_names_the_bad_value_and_the_allowed_ones',
 }
