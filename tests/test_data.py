@@ -267,3 +267,11 @@ def test_a_missing_folder_names_the_command_that_writes_it(tmp_path):
             corpus.load_split(folder, 'test')
         expected = f"no {os.path.join(folder, 'test.bin')}: prepare the data first (python -m data.prepare {command}"
         assert expected in str(err.value)
+
+
+def test_a_dataset_is_read_from_data_slash_its_name_unless_data_dir_says():
+    """Where data.prepare writes a corpus by default (data/<corpus>, data/<corpus>-<model> in the repository) is where
+    train.py and the loaders read it; a data_dir is taken as given."""
+    assert corpus.data_folder() == loading.data_of([]) == os.path.join(ROOT, 'data', 'pycode')
+    assert corpus.data_folder('pycode-gemma3') == os.path.join(ROOT, 'data', 'pycode-gemma3')
+    assert corpus.data_folder('pycode', 'elsewhere/corpus') == 'elsewhere/corpus'

@@ -136,4 +136,7 @@ KILLED_SINCE = {
         'tests/test_bad_inputs.py::test_check_settings_names_the_bad_value_and_the_allowed_ones',
     ('lexgpt/evaluation.py', "if 'attn_temperature' in cfg:", "if 'attn_temperature' not in cfg:"):
         'tests/test_bad_inputs.py::test_check_settings_names_the_bad_value_and_the_allowed_ones',
+    ('lexgpt/corpus.py', "return data_dir or os.path.join(ROOT, 'data', dataset)",
+     "return data_dir or os.path.join(ROOT, None, dataset)"):
+        'tests/test_data.py::test_a_dataset_is_read_from_data_slash_its_name_unless_data_dir_says',
 }
