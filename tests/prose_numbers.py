@@ -182,8 +182,8 @@ q('| {} seeds, paired t-tests over seeds; recall', "thesis_cell('t4_3', 'alibi',
 q('non-overlapping: KERPLE-log {:ppl} → {:ppl} at {:g}x, {:ppl} at {:g}x (p = {:.3g})',
   "thesis_cell('t3_3', 'kerple_log', 1)['mean']", "thesis_cell('t3_3', 'kerple_log', 4)['mean']", "4",
   "thesis_cell('t3_3', 'kerple_log', 16)['mean']", "16", "thesis_p('t3_3', 'kerple_log', 1, 16)")
-q('Last token, N = {}: KERPLE-log {:ppl} → {:ppl} at {:g}x (p = {:.3g}), Sandwich {:ppl} → {:ppl} (p = {:.2g}) | '
-  '{} seeds',
+q('Last token, N = {}: KERPLE-log {:ppl} → {:ppl} at {:g}x (p = {:.3g}), Sandwich {:ppl} → {:ppl} (p = {:.2g}). '
+  'Recall at 16x: KERPLE-log 0.041 nats/token at d = 4,064 (p = 5e-13) | {} seeds',
   "d['protocols']['last_token']['n_drawn']", "thesis_cell('t4_3', 'kerple_log', 1)['mean']",
   "thesis_cell('t4_3', 'kerple_log', 4)['mean']", "4", "thesis_p('t4_3', 'kerple_log', 1, 4)",
   "thesis_cell('t4_3', 'sandwich', 1)['mean']", "thesis_cell('t4_3', 'sandwich', 4)['mean']",
@@ -1257,3 +1257,63 @@ q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) 
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
 q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")
+
+# results/recall (#72): KERPLE-log, and the windowed and LM-Infinite rows
+q = at('results/recall/README.md', 'results/recall/tiny_kerple_log.json')
+KL = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+KV = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
+q('At {:g} L_tr KERPLE-log recalls {:.3f} nats/token at d = {} (text).', "1", f"{KL.format('text', 1, 32)}['benefit']",
+  "32")
+q('At {:g} L_tr the text benefit is {:.3f} at d = {},\n{:.3f} at d = {:,} and {:.3f} at d = {:,}, the farthest the input '
+  'allows (p = {:.0e}); random tokens: {:.3f}, {:.3f} and\n{:.3f}.', "16", f"{KL.format('text', 16, 32)}['benefit']",
+  "32", f"{KL.format('text', 16, 1024)}['benefit']", "1024", f"{KL.format('text', 16, 4064)}['benefit']", "4064",
+  f"{KL.format('text', 16, 4064)}['p']", f"{KL.format('random', 16, 32)}['benefit']",
+  f"{KL.format('random', 16, 1024)}['benefit']", f"{KL.format('random', 16, 4064)}['benefit']")
+q('The horizon is the whole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {}',
+  f"{KV.format('text')}['share_beyond_L_tr']", "32")
+q('at 16 L_tr {:.3f} nats/token at d = {:,} (p = {:.0e}), {:.2f} of its benefit at d = {}.',
+  f"{KL.format('text', 16, 4064)}['benefit']", "4064", f"{KL.format('text', 16, 4064)}['p']",
+  f"{KV.format('text')}['share_beyond_L_tr']", "32")
+q('length costs it is recall next to the span ({:.3f} at 1x, {:.3f} at 16x)', f"{KL.format('text', 1, 32)}['benefit']",
+  f"{KL.format('text', 16, 32)}['benefit']")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
+q("- KERPLE-log is flat ({:.3f} for the probed seed {};", "ppl('kerple_log-s0', 16) / ppl('kerple_log-s0', 1)", "0")
+VA = ("next(c for r in d['results'] if r['variant'] == {!r} for c in r['cells'] if c['kind'] == 'text' and "
+      "c['mult'] == 16 and c['d'] == {})")
+W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
+q = at('results/recall/README.md', 'results/recall/tiny_alibi_variants.json')
+q('- ALiBi windowed: {:.3f} nats/token at d = {} (vanilla: {:.3f}), {:.3f} at d = {} and {:.4f} at d = {} (p = {:g})',
+  f"{VA.format(W, 32)}['benefit']", "32",
+  "next(c for c in J('results/recall/tiny_alibi.json')['results'][0]['cells'] if c['kind'] == 'text' and "
+  "c['mult'] == 16 and c['d'] == 32)['benefit']",
+  f"{VA.format(W, 256)}['benefit']", "256", f"{VA.format(W, 512)}['benefit']", "512", f"{VA.format(W, 512)}['p']")
+q('for {:.3f} at d = {:,}, where the earlier copy starts inside the {} tokens it keeps', f"{VA.format(LM, 4064)}['benefit']",
+  "4064", "10")
+q = at('results/recall/README.md', 'results/recall/tiny_rope_variants.json')
+q('- RoPE windowed: {:.3f} at d = {}, what it recalls at {:g} L_tr ({:.3f}), against {:.3f} without the window',
+  f"{VA.format(W, 32)}['benefit']", "32", "1",
+  "next(c for c in d['results'][0]['cells'] if c['kind'] == 'text' and c['mult'] == 1 and c['d'] == 32)['benefit']",
+  "next(c for c in J('results/recall/tiny_rope.json')['results'][0]['cells'] if c['kind'] == 'text' and "
+  "c['mult'] == 16 and c['d'] == 32)['benefit']")
+q('LM-Infinite: {:.3f} at d = {}, none past d = {} but for its kept first tokens ({:.3f} at d = {:,}).',
+  f"{VA.format(LM, 32)}['benefit']", "32", "256", f"{VA.format(LM, 4064)}['benefit']", "4064")
+q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
+q("The windows' flat perplexity ({:.3f} and {:.3f} at 16x)",
+  "ppl('alibi-s0', 16, 'windowed@L_tr') / ppl('alibi-s0', 1, 'windowed@L_tr')",
+  "ppl('rope-s0', 16, 'windowed@L_tr') / ppl('rope-s0', 1, 'windowed@L_tr')")
+q = at('README.md', 'results/recall/tiny_kerple_log.json')
+q('Recall at {:g}x: KERPLE-log {:.3f} nats/token at d = {:,} (p = {:.0e}) | ', "16",
+  f"{KL.format('text', 16, 4064)}['benefit']", "4064", f"{KL.format('text', 16, 4064)}['p']")
+# "all of 16x": the text horizon at 16x is the farthest d the input allows, L_ex - s
+q('KERPLE-log also recalls across all of {:g}x |', f"16 if {KV.format('text')}['horizon'] == 4096 - 32 else None")
+q = at('results/recall/README.md', 'results/recall/tiny_kerple_log_variants.json')
+KLJ = KL.replace("d['results']", "J('results/recall/tiny_kerple_log.json')['results']")
+q('- KERPLE-log windowed: {:.3f} at d = {} (vanilla: {:.3f}), none past d = {}; LM-Infinite: the same, but for {:.3f} at\n'
+  '  d = {:,}.', f"{VA.format(W, 32)}['benefit']", "32", f"{KLJ.format('text', 16, 32)}['benefit']", "256",
+  f"{VA.format(LM, 4064)}['benefit']", "4064")
+q('from d = {} to {:,} they recall nothing', "512 if max(c['benefit'] for r in d['results'] for c in r['cells'] if "
+  "c['mult'] == 16 and 512 <= c['d'] <= 2048) < 0.001 else None", "2048")
+q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
+q('At {:g} L_tr it\nrecalls {:.3f} at d = {}, where the earlier copy starts at the input\'s first token, against {:.3f} at '
+  'd = {}', "4", f"{RR.format('text', 4, 992)}['benefit']", "992", f"{RR.format('text', 4, 512)}['benefit']", "512")
