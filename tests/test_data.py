@@ -275,3 +275,25 @@ def test_a_dataset_is_read_from_data_slash_its_name_unless_data_dir_says():
     assert corpus.data_folder() == loading.data_of([]) == os.path.join(ROOT, 'data', 'pycode')
     assert corpus.data_folder('pycode-gemma3') == os.path.join(ROOT, 'data', 'pycode-gemma3')
     assert corpus.data_folder('pycode', 'elsewhere/corpus') == 'elsewhere/corpus'
+
+
+def test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree(tmp_path):
+    """A uint32 corpus (ids past 65,535) read back whole; a meta without counts trusted; the bin's length, the offsets'
+    count and the offsets' start each checked against meta.json: one line naming the file."""
+    ids, meta = [70000, 1, 70001], dict(dtype='uint32', tokens=dict(val=3), docs=dict(val=2))
+
+    def folder(name, offsets=(0, 2), **changes):
+        (tmp_path / name).mkdir()
+        np.array(ids, dtype=np.uint32).tofile(tmp_path / name / 'val.bin')
+        np.save(tmp_path / name / 'val_docs.npy', np.array(offsets))
+        (tmp_path / name / 'meta.json').write_text(json.dumps({k: v for k, v in dict(meta, **changes).items() if v}))
+        return str(tmp_path / name)
+
+    for f in (folder('ok'), folder('no_counts', tokens=None, docs=None)):
+        split = corpus.load_split(f, 'val')
+        assert split.tokens.tolist() == ids and split.docs.tolist() == [0, 2]
+    with pytest.raises(ConfigError, match='val.bin holds 3 tokens but .*/meta.json says 4'):
+        corpus.load_split(folder('long', tokens=dict(val=4)), 'val')
+    for bad in (folder('three_docs', docs=dict(val=3)), folder('from_1', offsets=(1, 2))):
+        with pytest.raises(ConfigError, match='val_docs.npy does not fit'):
+            corpus.load_split(bad, 'val')
