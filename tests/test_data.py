@@ -279,7 +279,7 @@ def test_a_dataset_is_read_from_data_slash_its_name_unless_data_dir_says():
 
 def test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree(tmp_path):
     """A uint32 corpus (ids past 65,535) read back whole; a meta without counts trusted; the bin's length, the offsets'
-    count and the offsets' start each checked against meta.json: one line naming the file."""
+    count, their start and their end each checked against meta.json and the bin: one line naming the file."""
     ids, meta = [70000, 1, 70001], dict(dtype='uint32', tokens=dict(val=3), docs=dict(val=2))
 
     def folder(name, offsets=(0, 2), **changes):
@@ -294,6 +294,8 @@ def test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree(tmp_pa
         assert split.tokens.tolist() == ids and split.docs.tolist() == [0, 2]
     with pytest.raises(ConfigError, match='val.bin holds 3 tokens but .*/meta.json says 4'):
         corpus.load_split(folder('long', tokens=dict(val=4)), 'val')
-    for bad in (folder('three_docs', docs=dict(val=3)), folder('from_1', offsets=(1, 2))):
+    # the last offset must be a token of the bin: (0, 3) on 3 tokens points past its end
+    for bad in (folder('three_docs', docs=dict(val=3)), folder('from_1', offsets=(1, 2)),
+                folder('past_end', offsets=(0, 3))):
         with pytest.raises(ConfigError, match='val_docs.npy does not fit'):
             corpus.load_split(bad, 'val')

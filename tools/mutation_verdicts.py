@@ -67,6 +67,9 @@ EQUIVALENT = {
     ('lexgpt/routes.py', 'q.new_full((H, 1), NEG, dtype=torch.float32)], 1)', 'q.new_full((H, 1), NEG, )], 1)'):
         "NEG is -inf, exact in q's dtype too, and torch.cat promotes to the wider type: the window's column and the "
         "float32 table's values are the same numbers either way",
+    ('lexgpt/corpus.py', 'starts = np.asarray(docs, dtype=np.int64)', 'starts = np.asarray(docs, )'):
+        "data.prepare writes the offsets as int64 (its format), and a list of Python ints becomes int64 here too: the "
+        "dtype is int64 either way",
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -164,4 +167,9 @@ KILLED_SINCE = {
      'if starts is not None and'
      ' (len(starts) == 0 and starts[0] != 0 or (np.diff(starts) <= 0).any()'):
         'tests/test_data.py::test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree',
+    ('lexgpt/corpus.py', 'or starts[-1] >= len(tokens) or n_docs not in (None, len(starts))):',
+     'or starts[-1] > len(tokens) or n_docs not in (None, len(starts))):'):
+        'tests/test_data.py::test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree',
+    ('lexgpt/corpus.py', 'starts = np.asarray(docs, dtype=np.int64)', 'starts = np.asarray(None, dtype=np.int64)'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
 }
