@@ -299,3 +299,12 @@ def test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree(tmp_pa
                 folder('past_end', offsets=(0, 3))):
         with pytest.raises(ConfigError, match='val_docs.npy does not fit'):
             corpus.load_split(bad, 'val')
+
+
+def test_document_bounds_exclude_the_eot_that_ends_each_document():
+    """Documents at offsets 0, 3, 7 of a 10-token bin, each but the last followed by its eot (data/prepare.py's
+    format): by hand, their own tokens are [0, 2), [3, 6) and [7, 10); end_room counts the ends with 1 token before."""
+    starts, ends = corpus.document_bounds([0, 3, 7], 10)
+    assert starts.tolist() == [0, 3, 7] and ends.tolist() == [2, 6, 10]
+    split = corpus.Split(np.zeros(10, dtype=np.uint16), np.array([0, 3, 7]), {}, 'hand:val')
+    assert corpus.end_room(split, 1).tolist() == [1, 2, 2]

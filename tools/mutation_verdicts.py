@@ -172,4 +172,12 @@ KILLED_SINCE = {
         'tests/test_data.py::test_a_split_is_read_as_its_meta_says_and_refused_where_they_disagree',
     ('lexgpt/corpus.py', 'starts = np.asarray(docs, dtype=np.int64)', 'starts = np.asarray(None, dtype=np.int64)'):
         'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'return starts, np.append(starts[1:] - 1, n_tokens)',
+     'return starts, np.append(starts[1:] + 1, n_tokens)'):
+        'tests/test_data.py::test_document_bounds_exclude_the_eot_that_ends_each_document',
+    ('lexgpt/corpus.py', 'starts, ends = document_bounds(split.docs, len(split.tokens))', 'starts, ends = None'):
+        'tests/test_data.py::test_document_bounds_exclude_the_eot_that_ends_each_document',
+    ('lexgpt/corpus.py', 'starts, ends = document_bounds(split.docs, len(split.tokens))',
+     'starts, ends = document_bounds(None, len(split.tokens))'):
+        'tests/test_data.py::test_document_bounds_exclude_the_eot_that_ends_each_document',
 }
