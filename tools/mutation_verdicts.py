@@ -70,6 +70,9 @@ EQUIVALENT = {
     ('lexgpt/corpus.py', 'starts = np.asarray(docs, dtype=np.int64)', 'starts = np.asarray(docs, )'):
         "data.prepare writes the offsets as int64 (its format), and a list of Python ints becomes int64 here too: the "
         "dtype is int64 either way",
+    ('lexgpt/corpus.py', 'starts = document_bounds(split.docs, len(split.tokens))[0]',
+     'starts = document_bounds(split.docs, None)[0]'):
+        "n_tokens only sets the last document's end, and [0] keeps the starts, built from docs alone: the same array",
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -180,4 +183,27 @@ KILLED_SINCE = {
     ('lexgpt/corpus.py', 'starts, ends = document_bounds(split.docs, len(split.tokens))',
      'starts, ends = document_bounds(None, len(split.tokens))'):
         'tests/test_data.py::test_document_bounds_exclude_the_eot_that_ends_each_document',
+    ('lexgpt/corpus.py', 'return np.clip(ends - starts - context, 0, None)  # valid e: start + context .. end - 1',
+     'return np.clip(ends - starts - context, 1, None)  # valid e: start + context .. end - 1'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'most = int(end_room(split, context).sum())', 'most = int(None)'):
+        'tests/test_extrapolate.py::test_n_equal_to_the_most_the_split_holds_is_scored_and_one_more_refused[argv0-292]',
+    ('lexgpt/corpus.py', 'if total == 0:', 'if total != 0:'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'take = min(n, total)', 'take = min(n, )'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'pick = np.sort(np.random.default_rng(seed).choice(total, size=take, replace=False))',
+     'pick = np.sort(np.random.default_rng(seed).choice(None, size=take, replace=False))'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'cum = np.cumsum(room)', 'cum = None'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', "doc = np.searchsorted(cum, pick, side='right')", "doc = np.searchsorted(cum, side='right')"):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'starts = document_bounds(split.docs, len(split.tokens))[0]',
+     'starts = document_bounds(split.docs, len(split.tokens))[1]'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'docs_long_enough=int((room > 0).sum()), docs_too_short=int((room == 0).sum()),'
+     ' positions=total)',
+     'docs_long_enough=int((room > 0).sum()), docs_too_shortXX=int((room == 0).sum()), positions=total)'):
+        'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
 }
