@@ -308,3 +308,13 @@ def test_document_bounds_exclude_the_eot_that_ends_each_document():
     assert starts.tolist() == [0, 3, 7] and ends.tolist() == [2, 6, 10]
     split = corpus.Split(np.zeros(10, dtype=np.uint16), np.array([0, 3, 7]), {}, 'hand:val')
     assert corpus.end_room(split, 1).tolist() == [1, 2, 2]
+
+
+def test_draw_ends_reports_what_was_asked_and_what_was_drawn():
+    """The same hand-made documents ([0, 2), [3, 6), [7, 10)) with 1 token of context: the ends are 1, 4, 5, 8, 9;
+    asking for 10 draws all 5 of them, and the info says 10 asked, 5 drawn, from 3 documents."""
+    split = corpus.Split(np.zeros(10, dtype=np.uint16), np.array([0, 3, 7]), {}, 'hand:val')
+    ends, info = corpus.draw_ends(split, 1, 10, seed=0)
+    assert ends.tolist() == [1, 4, 5, 8, 9]
+    assert info == dict(context=1, n_requested=10, n_drawn=5, docs_used=3, docs_long_enough=3, docs_too_short=0,
+                        positions=5)

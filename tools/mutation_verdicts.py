@@ -206,4 +206,8 @@ KILLED_SINCE = {
      ' positions=total)',
      'docs_long_enough=int((room > 0).sum()), docs_too_shortXX=int((room == 0).sum()), positions=total)'):
         'tests/test_extrapolate.py::test_draw_ends_keeps_every_context_inside_one_document',
+    ('lexgpt/corpus.py', 'info = dict(context=int(context), n_requested=int(n), n_drawn=int(take),'
+     ' docs_used=int(len(np.unique(doc))),',
+     'info = dict(context=int(context), n_requested=None, n_drawn=int(take), docs_used=int(len(np.unique(doc))),'):
+        'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
 }
