@@ -318,3 +318,13 @@ def test_draw_ends_reports_what_was_asked_and_what_was_drawn():
     assert ends.tolist() == [1, 4, 5, 8, 9]
     assert info == dict(context=1, n_requested=10, n_drawn=5, docs_used=3, docs_long_enough=3, docs_too_short=0,
                         positions=5)
+
+
+def test_slices_are_inputs_and_their_next_tokens():
+    """tokens 0..9, starts 0 and 3, L = 4: inputs [s, s+4) and targets shifted by one, by hand; with a BOS (99) the
+    input's first token is replaced by it and the targets stay."""
+    x, y = corpus.slices(np.arange(10), [0, 3], 4)
+    assert x.tolist() == [[0, 1, 2, 3], [3, 4, 5, 6]] and y.tolist() == [[1, 2, 3, 4], [4, 5, 6, 7]]
+    assert str(x.dtype) == str(y.dtype) == 'torch.int64'
+    x, y = corpus.slices(np.arange(10), [0, 3], 4, bos=99)
+    assert x.tolist() == [[99, 1, 2, 3], [99, 4, 5, 6]] and y.tolist() == [[1, 2, 3, 4], [4, 5, 6, 7]]

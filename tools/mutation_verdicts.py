@@ -210,4 +210,28 @@ KILLED_SINCE = {
      ' docs_used=int(len(np.unique(doc))),',
      'info = dict(context=int(context), n_requested=None, n_drawn=int(take), docs_used=int(len(np.unique(doc))),'):
         'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
+    ('lexgpt/corpus.py', 'docs_long_enough=int((room > 0).sum()), '
+     'docs_too_short=int((room == 0).sum()), positions=total)',
+     'docs_long_enough=int((room > 0).sum()), docs_too_short=None, positions=total)'):
+        'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
+    ('lexgpt/corpus.py', 'docs_long_enough=int((room > 0).sum()), '
+     'docs_too_short=int((room == 0).sum()), positions=total)',
+     'docs_long_enough=int(None), docs_too_short=int((room == 0).sum()), positions=total)'):
+        'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
+    ('lexgpt/corpus.py', 'docs_long_enough=int((room > 0).sum()), '
+     'docs_too_short=int((room == 0).sum()), positions=total)',
+     'docs_long_enough=int((room > 0).sum()), docs_too_short=int((room == 1).sum()), positions=total)'):
+        'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
+    ('lexgpt/corpus.py', 'info = dict(context=int(context), n_requested=int(n), n_drawn=int(take), '
+     'docs_used=int(len(np.unique(doc))),',
+     'info = dict(context=int(context), n_requested=int(n), docs_used=int(len(np.unique(doc))),'):
+        'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
+    ('lexgpt/corpus.py', 'info = dict(context=int(context), n_requested=int(n), n_drawn=int(take), '
+     'docs_used=int(len(np.unique(doc))),',
+     'info = dict(context=int(context), n_requested=int(None), n_drawn=int(take), '
+     'docs_used=int(len(np.unique(doc))),'):
+        'tests/test_data.py::test_draw_ends_reports_what_was_asked_and_what_was_drawn',
+    ('lexgpt/corpus.py', 'ix = np.asarray(starts)[:, None] + np.arange(L + 1)',
+     'ix = np.asarray(starts)[:, None] + np.arange(L + 2)'):
+        'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
 }
