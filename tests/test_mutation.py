@@ -177,7 +177,8 @@ def test_no_mutmut_is_a_one_line_error_with_its_install_command(monkeypatch):
 
 def test_the_readme_keeps_59s_table_and_shows_every_survivor_of_the_wide_run(tmp_path):
     """#59's part is the committed README's text, word for word, from its JSONs; the wide run's table counts an
-    equivalent survivor out of the rate (2 killed of 3: 67%), and a survivor nobody explained says so."""
+    equivalent survivor out of the rate (2 killed of 3: 67%), and its page lists the survivors only, a survivor nobody
+    explained saying so."""
     committed = os.path.join(mutation.ROOT, 'results', 'mutation')
     for name in ('before', 'after'):
         with open(os.path.join(committed, name + '.json')) as f:
@@ -197,8 +198,10 @@ def test_the_readme_keeps_59s_table_and_shows_every_survivor_of_the_wide_run(tmp
     mutation.readme(str(tmp_path))
     text = (tmp_path / 'README.md').read_text()
     assert text.index('(#75)') < text.index('#59') and part_59 in text
-    assert '| evaluation | lexgpt/evaluation.py | 9 | 4/4 | 2 | 1 | 0 | 67% | - | tests/test_x.py |' in text
-    assert note in text and '| evaluation | 3 | `b = 1` | `b = 0` | **not explained** |' in text
+    assert ('| evaluation | lexgpt/evaluation.py | 9 | 4/4 | 2 | 1 | 0 | 67% | [survivors](wide/evaluation.md) | - | '
+            'tests/test_x.py |') in text
+    page = (tmp_path / 'wide' / 'evaluation.md').read_text()  # the survivors, a page per module
+    assert note in page and '| 3 | `b = 1` | `b = 0` | **not explained** |' in page and '| 1 |' not in page
 
 
 def test_a_module_whose_tests_fail_unmutated_is_named_and_the_run_goes_on(toy, tmp_path, monkeypatch):

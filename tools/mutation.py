@@ -322,6 +322,19 @@ def readme_59(out_dir, data):
             + (md_table(['module', 'line', 'before', 'after', 'why'], surv) if surv else 'none\n'))
 
 
+def survivor_pages(out_dir, data):
+    """wide/<module>.md: a module's survivors with their verdicts, a page each (the README keeps to one screen)."""
+    os.makedirs(os.path.join(out_dir, 'wide'), exist_ok=True)
+    for name, m in data['modules'].items():
+        surv = survivors(dict(modules={name: m}))
+        with open(os.path.join(out_dir, 'wide', f'{name}.md'), 'w') as f:
+            f.write(f"# {m['file']}: the survivors of the wide mutation run\n\n{len(m['results'])} of "
+                    f"{m['sampled']} sampled mutants run, {m['killed']} killed by its tests; each survivor with why it "
+                    "computes the same numbers, the test that kills it (outside the run's test files or added since, "
+                    "checked on the mutant by --annotate), or **not explained**:\n\n"
+                    + (md_table(['line', 'before', 'after', 'why'], [r[1:] for r in surv]) if surv else 'none\n'))
+
+
 def readme_wide(data):
     """#75's part: per module the mutants run and killed, and the kill rate among those not shown equivalent."""
     rows = []
@@ -330,12 +343,11 @@ def readme_wide(data):
         since = sum(1 for r in m['results'] if not r['killed'] and not r['equivalent'] and r['killed_since_by'])
         rest = len(m['results']) - same
         rows.append([name, m['file'], m['mutants'], f"{len(m['results'])}/{m['sampled']}", m['killed'], same, since,
-                     f"{100 * (m['killed'] + since) / rest:.0f}%" if rest else '-', m.get('baseline_seconds', '-'),
-                     ', '.join(m['tests'])])
+                     f"{100 * (m['killed'] + since) / rest:.0f}%" if rest else '-', f'[survivors](wide/{name}.md)',
+                     m.get('baseline_seconds', '-'), ', '.join(m['tests'])])
     done = sum(len(m['results']) for m in data['modules'].values())
     state = (f"**A run under way** ({done} mutants so far; a rerun of the same command goes on where it stopped). "
              if data.get('status') == 'partial' else '')
-    surv = survivors(data)
     state += ''.join(f"Not run, its tests fail unmutated: {name} ({why}). "
                      for name, why in data.get('not_run', {}).items())
     return (f"`{data['command']}`: {data['tool']}, its string mutants left out; a sample of n = {data['n'] or 'all'} "
@@ -344,10 +356,7 @@ def readme_wide(data):
             + state + "A mutant is killed when a test fails; an equivalent one computes the same numbers (the line "
             "under the survivors says why); the target is 95% of the rest killed in every module.\n\n"
             + md_table(['module', 'file', 'mutants', 'run / sampled', 'killed', 'equivalent', 'killed since',
-                        'killed (and since) of the rest', 'baseline s', 'tests'], rows)
-            + "\nEvery survivor, with why it computes the same numbers, the test added since that kills it, or "
-              "**not explained**:\n\n"
-            + (md_table(['module', 'line', 'before', 'after', 'why'], surv) if surv else 'none\n'))
+                        'killed (and since) of the rest', 'each survivor', 'baseline s', 'tests'], rows))
 
 
 def readme(out_dir):
@@ -355,8 +364,9 @@ def readme(out_dir):
     path = lambda name: os.path.join(out_dir, name + '.json')
     parts = ["# Mutation run\n"]
     if os.path.isfile(path('wide')):
-        parts += ["## Every module behind a reported number (#75)\n", readme_wide(annotate(read_json(path('wide'),
-                                                                                                   'out_dir')))]
+        wide = annotate(read_json(path('wide'), 'out_dir'))
+        survivor_pages(out_dir, wide)
+        parts += ["## Every module behind a reported number (#75)\n", readme_wide(wide)]
     if os.path.isfile(path('after')):
         parts += ["## Before and after the tests of #59\n", readme_59(out_dir, read_json(path('after'), 'out_dir'))]
     with open(os.path.join(out_dir, 'README.md'), 'w') as f:
