@@ -1265,9 +1265,10 @@ KL = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'
 KV = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
 q('At {:g} L_tr KERPLE-log recalls {:.3f} nats/token at d = {} (text).', "1", f"{KL.format('text', 1, 32)}['benefit']",
   "32")
-q('At {:g} L_tr the text benefit is {:.3f} at d = {},\n{:.3f} at d = {:,} and {:.3f} at d = {:,}, the farthest the input '
-  'allows (p = {:.0e}); random tokens: {:.3f}, {:.3f} and\n{:.3f}.', "16", f"{KL.format('text', 16, 32)}['benefit']",
-  "32", f"{KL.format('text', 16, 1024)}['benefit']", "1024", f"{KL.format('text', 16, 4064)}['benefit']", "4064",
+q('At {:g} L_tr the text benefit is {:.3f} at d = {},\n{:.3f} at d = {:,} and {:.3f} at d = {:,}, the farthest '
+  'the input allows (p = {:.0e}); random tokens: {:.3f}, {:.3f} and\n{:.3f}.', "16",
+  f"{KL.format('text', 16, 32)}['benefit']", "32", f"{KL.format('text', 16, 1024)}['benefit']", "1024",
+  f"{KL.format('text', 16, 4064)}['benefit']", "4064",
   f"{KL.format('text', 16, 4064)}['p']", f"{KL.format('random', 16, 32)}['benefit']",
   f"{KL.format('random', 16, 1024)}['benefit']", f"{KL.format('random', 16, 4064)}['benefit']")
 q('The horizon is the whole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {}',
@@ -1289,8 +1290,8 @@ q('- ALiBi windowed: {:.3f} nats/token at d = {} (vanilla: {:.3f}), {:.3f} at d 
   "next(c for c in J('results/recall/tiny_alibi.json')['results'][0]['cells'] if c['kind'] == 'text' and "
   "c['mult'] == 16 and c['d'] == 32)['benefit']",
   f"{VA.format(W, 256)}['benefit']", "256", f"{VA.format(W, 512)}['benefit']", "512", f"{VA.format(W, 512)}['p']")
-q('for {:.3f} at d = {:,}, where the earlier copy starts inside the {} tokens it keeps', f"{VA.format(LM, 4064)}['benefit']",
-  "4064", "10")
+q('for {:.3f} at d = {:,}, where the earlier copy starts inside the {} tokens it keeps',
+  f"{VA.format(LM, 4064)}['benefit']", "4064", "10")
 q = at('results/recall/README.md', 'results/recall/tiny_rope_variants.json')
 q('- RoPE windowed: {:.3f} at d = {}, what it recalls at {:g} L_tr ({:.3f}), against {:.3f} without the window',
   f"{VA.format(W, 32)}['benefit']", "32", "1",
@@ -1310,18 +1311,20 @@ q('Recall at {:g}x: KERPLE-log {:.3f} nats/token at d = {:,} (p = {:.0e}) | ', "
 q('KERPLE-log also recalls across all of {:g}x |', f"16 if {KV.format('text')}['horizon'] == 4096 - 32 else None")
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log_variants.json')
 KLJ = KL.replace("d['results']", "J('results/recall/tiny_kerple_log.json')['results']")
-q('- KERPLE-log windowed: {:.3f} at d = {} (vanilla: {:.3f}), none past d = {}; LM-Infinite: the same, but for {:.3f} at\n'
-  '  d = {:,}.', f"{VA.format(W, 32)}['benefit']", "32", f"{KLJ.format('text', 16, 32)}['benefit']", "256",
+q('- KERPLE-log windowed: {:.3f} at d = {} (vanilla: {:.3f}), none past d = {}; LM-Infinite: the same, '
+  'but for {:.3f} at\n  d = {:,}.', f"{VA.format(W, 32)}['benefit']", "32", f"{KLJ.format('text', 16, 32)}['benefit']",
+  "256",
   f"{VA.format(LM, 4064)}['benefit']", "4064")
 q('from d = {} to {:,} they recall nothing', "512 if max(c['benefit'] for r in d['results'] for c in r['cells'] if "
   "c['mult'] == 16 and 512 <= c['d'] <= 2048) < 0.001 else None", "2048")
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
-q('At {:g} L_tr it\nrecalls {:.3f} at d = {}, where the earlier copy starts at the input\'s first token, against {:.3f} at '
-  'd = {}', "4", f"{RR.format('text', 4, 992)}['benefit']", "992", f"{RR.format('text', 4, 512)}['benefit']", "512")
+q('At {:g} L_tr it\nrecalls {:.3f} at d = {}, where the earlier copy starts at the input\'s first token, '
+  'against {:.3f} at d = {}', "4", f"{RR.format('text', 4, 992)}['benefit']", "992",
+  f"{RR.format('text', 4, 512)}['benefit']", "512")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RH = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.5)"
-q('At {:g} L_tr ({:,} tokens; vt not run yet) single 1 still scores\n{:.1f}, but single 2 falls to {:.1f} [{:.1f}, {:.1f}] '
-  'and single 3 to {:.1f} [{:.1f}, {:.1f}]', "0.5", f"{RH.format('niah_single_3')}['L_ex']",
+q('At {:g} L_tr ({:,} tokens; vt not run yet) single 1 still scores\n{:.1f}, but single 2 falls to '
+  '{:.1f} [{:.1f}, {:.1f}] and single 3 to {:.1f} [{:.1f}, {:.1f}]', "0.5", f"{RH.format('niah_single_3')}['L_ex']",
   f"{RH.format('niah_single_1')}['score']", f"{RH.format('niah_single_2')}['score']",
   f"{RH.format('niah_single_2')}['ci95'][0]", f"{RH.format('niah_single_2')}['ci95'][1]",
   f"{RH.format('niah_single_3')}['score']", f"{RH.format('niah_single_3')}['ci95'][0]",
