@@ -5,6 +5,9 @@
   cells.py  the cells of the results tables (a model x a method x a length), each with the n it reached, from the JSONs
   lease.py  `bash results.sh lease` (a lent GPU): its steps, each a command under a time budget, figures kept as JSON
   mutation.py  the mutation run: seeded samples of mutants of the code behind reported numbers, against their tests
+  mutation_verdicts.py  its survivors' verdicts: why one computes the same numbers, or the test that kills it
   results.py  what `bash results.sh PART` runs: the steps of a part in order, --list (done, partial, missing), --dry_run
-  steps.py, steps_pretrained.py  the step list: every command that makes a committed result, its JSON and its cost
+  ruler_check.py  our RULER predictions rescored by a RULER checkout's own code (its clean-up and metrics)
+  steps.py, steps_pretrained.py, steps_tasks.py  the step list: every command that makes a committed result, its JSON
+                and its cost
 """
