@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tools import lease
+from tools import lease, lease_figures
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIG = 'python -m tools.bench configs/thesis_162m.py'
 STEPS = {'tests': 'python -m pytest', 'eval': 'python -m tools.bench configs/tiny.py --mode=eval',
@@ -132,22 +132,22 @@ def test_a_pytest_run_with_only_failures_ran_its_tests():
     """Failing tests are a result: a summary of failures alone counts as a run (done, its target missed), and so does
     one with failures and errors; errors alone are not."""
     out = 'FAILED tests/test_attention.py::test_cuda_x[alibi] - AssertionError\n2 failed in 3.10s\n'
-    counts, met, done = lease.figures('python -m pytest -q tests/test_attention.py', out, 1)
+    counts, met, done = lease_figures.figures('python -m pytest -q tests/test_attention.py', out, 1)
     assert (counts['passed'], counts['failed'], done) == (0, 2, True)
     assert met == [('the CUDA-gated tests', '0 passed, 2 failed, 0 errors, 0 skipped', 'all pass', False)]
-    done = lease.figures('python -m pytest -q tests/x.py', '1 failed, 1 error in 1.00s\n', 1)[2]
-    assert done and not lease.figures('python -m pytest -q tests/x.py', '1 error in 1.00s\n', 2)[2]
+    done = lease_figures.figures('python -m pytest -q tests/x.py', '1 failed, 1 error in 1.00s\n', 1)[2]
+    assert done and not lease_figures.figures('python -m pytest -q tests/x.py', '1 error in 1.00s\n', 2)[2]
 
 
 def test_pytest_counts_and_failures_are_read_from_its_summary():
     out = ('FAILED tests/test_attention.py::test_cuda_x[alibi] - AssertionError\n'
            'SKIPPED [3] tests/test_pretrained.py:208: needs a CUDA GPU\n'
            '1 failed, 25 passed, 3 skipped, 600 deselected, 2 warnings in 41.20s\n')
-    counts = lease.pytest_figures(out)
+    counts = lease_figures.pytest_figures(out)
     assert (counts['passed'], counts['failed'], counts['skipped'], counts['errors']) == (25, 1, 3, 0)
     assert counts['failing'] == ['tests/test_attention.py::test_cuda_x[alibi]']
     assert counts['skip_reasons'] == ['needs a CUDA GPU']
-    assert lease.pytest_figures('Traceback (most recent call last):\n') is None  # stopped before its summary
+    assert lease_figures.pytest_figures('Traceback (most recent call last):\n') is None  # stopped before its summary
 
 
 def test_the_lease_runs_every_cuda_test():
@@ -169,7 +169,7 @@ def test_the_targets_of_60_are_judged_on_a_gpu_only():
     train = dict(mode='train', device='cuda', settings=dict(compile=True, peak_tflops=989), results={
         'none': run(50.0, 1.0, mfu=0.41), 'none+eager': run(49.0, 0.98, mfu=0.42), 'rope': run(52.0, 1.04),
         'kerple_log+dense': run(60.0, 1.2), 't5': run(65.0, 1.3)})
-    got = {w: (v, t, met) for w, v, t, met in lease.targets(train)}
+    got = {w: (v, t, met) for w, v, t, met in lease_figures.targets(train)}
     assert got == {'none, compiled: MFU against 989 TFLOPS': ('41.0%', '>= 40%', True),
                    'none: compiled step over eager': ('1.02x', '<= 1x', False),
                    'kerple_log+dense: training step over none (compiled)': ('1.20x', '<= 1.25x', True),
@@ -177,11 +177,11 @@ def test_the_targets_of_60_are_judged_on_a_gpu_only():
     rows = [dict(name=n, T=T, ratio=r, mb=mb) for n, T, r, mb in (
         ('none', 8192, 1.0, 100), ('none', 32768, 1.0, 400), ('alibi', 8192, 1.1, 100), ('alibi', 32768, 1.4, 500),
         ('t5', 8192, 2.0, 100), ('t5', 32768, 1.6, 9000))]
-    got = {w: (v, met) for w, v, t, met in lease.targets(dict(mode='eval', device='cuda', results=rows))}
+    got = {w: (v, met) for w, v, t, met in lease_figures.targets(dict(mode='eval', device='cuda', results=rows))}
     assert got['alibi: eval forward at 32768 tokens over the unbiased kernel'] == ('1.40x', True)
     assert got['t5: eval forward at 32768 tokens over the unbiased kernel'] == ('1.60x', False)
     assert got['t5: peak memory 32768 / 8192 tokens'] == ('90.00', False)  # 90x for 4x the tokens: not linear
-    assert all(met is None for *_, met in lease.targets(dict(train, device='cpu')))
+    assert all(met is None for *_, met in lease_figures.targets(dict(train, device='cpu')))
 
 
 def test_check_and_reserve(tmp_path, monkeypatch, capsys):

@@ -4,6 +4,7 @@
   bench.py  speed and memory: training and long-input evaluation per encoding, attention routes, RegularGPT, pretrained
   cells.py  the cells of the results tables (a model x a method x a length), each with the n it reached, from the JSONs
   lease.py  `bash results.sh lease` (a lent GPU): its steps, each a command under a time budget, figures kept as JSON
+  lease_figures.py  what a lease step measured, read from its script's output, and the issue's targets met or missed
   mutation.py  the mutation run: seeded samples of mutants of the code behind reported numbers, against their tests
   mutation_verdicts.py  its survivors' verdicts: why one computes the same numbers, or the test that kills it
   results.py  what `bash results.sh PART` runs: the steps of a part in order, --list (done, partial, missing), --dry_run
