@@ -236,3 +236,16 @@ def test_each_killed_since_note_is_checked_on_its_own_mutant(tmp_path):
     verdicts = [mutation.why(dict(r, equivalent=None)) for r in rows]
     assert verdicts[0].endswith('(checked: it fails with the mutant)') and 'passes with the mutant' in verdicts[1]
     assert 'changed since' in verdicts[2] and verdicts[3] == '**not explained**'
+
+
+def test_a_check_stands_only_for_the_test_it_ran():
+    """A survivor's note checked with one test, then given another in KILLED_SINCE: the old check is dropped, so the
+    README does not call the new test checked; the same test keeps its check."""
+    key = next(iter(mutation.KILLED_SINCE))
+    row = dict(line=1, before=key[1], after=key[2], killed=False, killed_since_by='tests/other.py::t',
+               killed_since_checked=True)
+    same = dict(row, killed_since_by=mutation.KILLED_SINCE[key])
+    data = mutation.annotate(dict(modules=dict(m=dict(file=key[0], results=[row, same]))))
+    assert 'killed_since_checked' not in row and same['killed_since_checked'] is True
+    assert mutation.why(row) == f'killed now by {mutation.KILLED_SINCE[key]}' and '(checked' in mutation.why(same)
+    assert data['modules']['m']['results'] == [row, same]

@@ -251,7 +251,10 @@ def annotate(data):
     for m in data['modules'].values():
         for r in (r for r in m['results'] if not r['killed']):
             r['equivalent'] = EQUIVALENT.get((m['file'], r['before'], r['after']))
-            r['killed_since_by'] = KILLED_SINCE.get((m['file'], r['before'], r['after']))
+            killer = KILLED_SINCE.get((m['file'], r['before'], r['after']))
+            if r.get('killed_since_by') != killer:  # a check of another test (or of none) says nothing of this one
+                r.pop('killed_since_checked', None)
+            r['killed_since_by'] = killer
     return data
 
 
