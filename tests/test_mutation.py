@@ -214,13 +214,14 @@ def test_a_module_whose_tests_fail_unmutated_is_named_and_the_run_goes_on(toy, t
     assert 'Not run, its tests fail unmutated: toy (' in (tmp_path / 'README.md').read_text()
 
 
-def test_each_killed_since_note_is_checked_on_its_own_mutant(tmp_path):
+def test_each_killed_since_note_is_checked_on_its_own_mutant(tmp_path, capsys):
     """A KILLED_SINCE note stands only if its test fails with the mutant put back: the stand-in test fails when x1 is
     changed and passes otherwise; the file is as it was afterwards; a line no longer in the file is said so."""
     (tmp_path / 'toy.py').write_text(TOY)
     seen = []
 
-    def run_tests(tree, tests, timeout):
+    def run_tests(tree, tests, timeout, tick):
+        tick(31.0)  # a test that runs past 30 s: the heartbeat says which
         code = (tmp_path / 'toy.py').read_text()
         seen.append((tests, code != TOY))
         return ('failed' if 'x1 = 101' in code else 'passed'), None, 1.0
@@ -230,6 +231,7 @@ def test_each_killed_since_note_is_checked_on_its_own_mutant(tmp_path):
             dict(line=5, before='x4 = 4', after='x4 = 104', killed=False, killed_since_by=None)]
     data = dict(modules=dict(toy=dict(file='toy.py', results=rows)))
     mutation.check_killers(data, str(tmp_path), run_tests)
+    assert 'toy.py:2: tests/t.py::a running for 31 s' in capsys.readouterr().err
     assert [r.get('killed_since_checked') for r in rows] == [True, False, 'line gone', None]
     assert seen == [(['tests/t.py::a'], True), (['tests/t.py::b'], True)]
     assert (tmp_path / 'toy.py').read_text() == TOY

@@ -274,7 +274,9 @@ def check_killers(data, tree, run_tests=None):
             try:
                 with open(path, 'w') as f:
                     f.write(code.replace(r['before'], r['after'], 1))
-                status, _, _ = run_tests(tree, [r['killed_since_by']], 600)
+                tick = lambda sec: print(f"  {m['file']}:{r['line']}: {r['killed_since_by']} running for {sec:.0f} s",
+                                         file=sys.stderr, flush=True)
+                status, _, _ = run_tests(tree, [r['killed_since_by']], 600, tick)
             finally:
                 with open(path, 'w') as f:
                     f.write(code)
