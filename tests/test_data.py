@@ -322,9 +322,11 @@ def test_draw_ends_reports_what_was_asked_and_what_was_drawn():
 
 def test_slices_are_inputs_and_their_next_tokens():
     """tokens 0..9, starts 0 and 3, L = 4: inputs [s, s+4) and targets shifted by one, by hand; with a BOS (99) the
-    input's first token is replaced by it and the targets stay."""
-    x, y = corpus.slices(np.arange(10), [0, 3], 4)
+    input's first token is replaced by it and the targets stay. The tokens are uint16, as data/prepare.py writes them:
+    the tensors are int64 all the same (an embedding takes no uint16)."""
+    tokens = np.arange(10, dtype=np.uint16)
+    x, y = corpus.slices(tokens, [0, 3], 4)
     assert x.tolist() == [[0, 1, 2, 3], [3, 4, 5, 6]] and y.tolist() == [[1, 2, 3, 4], [4, 5, 6, 7]]
     assert str(x.dtype) == str(y.dtype) == 'torch.int64'
-    x, y = corpus.slices(np.arange(10), [0, 3], 4, bos=99)
+    x, y = corpus.slices(tokens, [0, 3], 4, bos=99)
     assert x.tolist() == [[99, 1, 2, 3], [99, 4, 5, 6]] and y.tolist() == [[1, 2, 3, 4], [4, 5, 6, 7]]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from lexgpt import evaluation, progress
+from lexgpt import evaluation, progress, resume
 import extrapolate as ex
 from lexgpt.config import ConfigError
 from helpers import make_split, save_ckpt, save_split, stop_at_call, tiny
@@ -161,3 +161,49 @@ def test_progress_of_a_run_resumed_part_way_counts_its_rate_from_this_runs_items
         shown.done(k)
     assert capsys.readouterr().err.splitlines() == ['  rope L_ex=64: 50/100 inputs, 0.83/s, about 60 s left',
                                                     '  rope L_ex=64: 70/100 inputs, 1.25/s, about 24 s left']
+
+
+def test_previous_names_a_missing_file_and_takes_rows_of_the_same_iteration(tmp_path, capsys):
+    """resume.Previous on a file written here: a missing file is named in the error; a row is taken where its
+    training iteration matches, or where it has none (a file older than the field), and taking it is said; a setting
+    the old file lacks is filled from the defaults before the comparison."""
+    missing = str(tmp_path / 'gone.json')
+    with pytest.raises(ConfigError, match=re.escape(f"reuse={missing!r} does not exist")):
+        resume.Previous(missing, key=lambda r: r['ckpt'])
+    path = tmp_path / 'old.json'
+    path.write_text(json.dumps(dict(settings=dict(split='val'),
+                                    results=[dict(ckpt='a', iters=5, loss=1.0), dict(ckpt='b', loss=2.0)])))
+    prev = resume.Previous(str(path), key=lambda r: r['ckpt'])
+    assert prev.take('a', iters=5, what='row a')['loss'] == 1.0
+    assert capsys.readouterr().out == f"row a: taken from {path}\n"
+    assert prev.take('a', iters=6) is None and prev.take('c', iters=5) is None
+    assert prev.take('b', iters=6)['loss'] == 2.0
+    prev.check_settings(dict(split='val', tokens=100), defaults=dict(tokens=100))
+    with pytest.raises(ConfigError, match='was made with settings'):
+        prev.check_settings(dict(split='val', tokens=200), defaults=dict(tokens=100))
+
+
+def test_absent_runs_strip_the_extension_label_and_always_load_a_pretrained_model(tmp_path, capsys):
+    """A --rope_scaling run's rows are named <run><label> (alibi-s0+yarn4): the folder looked for is the run's own
+    (alibi-s0). Gone, its rows are kept and a note names the folder; here, it is loaded. A pretrained name (smollm2)
+    is loaded even when the file has its rows."""
+    path = tmp_path / 'old.json'
+    path.write_text(json.dumps(dict(results=[dict(ckpt='alibi-s0+yarn4'), dict(ckpt='smollm2+yarn4')])))
+    prev = resume.Previous(str(path), key=lambda r: r['ckpt'])
+    run = str(tmp_path / 'alibi-s0')
+    assert prev.absent_runs([run], '+yarn4') == ([], ['alibi-s0+yarn4'])
+    assert capsys.readouterr().out == f"note: {run} is not here: its rows are kept from {path}\n"
+    os.makedirs(run)
+    assert prev.absent_runs([run, 'smollm2'], '+yarn4') == ([run, 'smollm2'], [])
+
+
+def test_throttled_saves_once_its_seconds_have_passed_since_the_last_save(monkeypatch):
+    """On a fake clock, throttled(10, save) made at t = 0: calls at 5 and 15 save nothing, 10 (exactly 10 s on) and
+    20 (10 s after the save at 10) save."""
+    now, saved = [0.0], []
+    monkeypatch.setattr(resume, 'time', SimpleNamespace(perf_counter=lambda: now[0]))
+    f = resume.throttled(10, saved.append)
+    for t in (5.0, 10.0, 15.0, 20.0):
+        now[0] = t
+        f(t)
+    assert saved == [10.0, 20.0]

@@ -234,4 +234,44 @@ KILLED_SINCE = {
     ('lexgpt/corpus.py', 'ix = np.asarray(starts)[:, None] + np.arange(L + 1)',
      'ix = np.asarray(starts)[:, None] + np.arange(L + 2)'):
         'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
+    ('lexgpt/resume.py', 'raise ConfigError(f"reuse={path!r} does not exist: give a JSON that this script wrote")',
+     'raise ConfigError(None)'):
+        'tests/test_resume.py::test_previous_names_a_missing_file_and_takes_rows_of_the_same_iteration',
+    ('lexgpt/resume.py', 'made = self.settings(defaults)',
+     'made = self.settings(None)'):
+        'tests/test_resume.py::test_previous_names_a_missing_file_and_takes_rows_of_the_same_iteration',
+    ('lexgpt/resume.py', "if row is None or (isinstance(row, dict) and row.get('iters', iters) != iters):",
+     "if row is None or (isinstance(row, dict) and row.get('iters', None) != iters):"):
+        'tests/test_resume.py::test_previous_names_a_missing_file_and_takes_rows_of_the_same_iteration',
+    ('lexgpt/resume.py', "if row is None or (isinstance(row, dict) and row.get('iters', iters) != iters):",
+     "if row is None or (isinstance(row, dict) and row.get('iters', ) != iters):"):
+        'tests/test_resume.py::test_previous_names_a_missing_file_and_takes_rows_of_the_same_iteration',
+    ('lexgpt/resume.py', 'print(f"{what}: taken from {self.path}")',
+     'print(None)'):
+        'tests/test_resume.py::test_previous_names_a_missing_file_and_takes_rows_of_the_same_iteration',
+    ('lexgpt/resume.py', 'if not names or ckpt_kind(p) in PRETRAINED:',
+     'if not names and ckpt_kind(p) in PRETRAINED:'):
+        'tests/test_resume.py::test_absent_runs_strip_the_extension_label_and_always_load_a_pretrained_model',
+    ('lexgpt/resume.py', 'run = lambda n: n[:len(n) - len(label)] if label else n',
+     'run = lambda n: n[:len(n) + len(label)] if label else n'):
+        'tests/test_resume.py::test_absent_runs_strip_the_extension_label_and_always_load_a_pretrained_model',
+    ('lexgpt/resume.py',
+     'print(f"note: {os.path.join(parent, run(n))} is not here: its rows are kept from {self.path}")',
+     'print(f"note: {os.path.join(parent, )} is not here: its rows are kept from {self.path}")'):
+        'tests/test_resume.py::test_absent_runs_strip_the_extension_label_and_always_load_a_pretrained_model',
+    ('lexgpt/resume.py', 'if time.perf_counter() - last[0] >= seconds:',
+     'if time.perf_counter() + last[0] >= seconds:'):
+        'tests/test_resume.py::test_throttled_saves_once_its_seconds_have_passed_since_the_last_save',
+    ('lexgpt/resume.py', 'if time.perf_counter() - last[0] >= seconds:',
+     'if time.perf_counter() - last[0] > seconds:'):
+        'tests/test_resume.py::test_throttled_saves_once_its_seconds_have_passed_since_the_last_save',
+    ('lexgpt/corpus.py', 'block = torch.from_numpy(np.asarray(tokens[ix], dtype=np.int64))',
+     'block = torch.from_numpy(np.asarray(tokens[ix], ))'):
+        'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
+    ('lexgpt/corpus.py', 'return with_bos(block[:, :-1], bos), block[:, 1:]',
+     'return with_bos(block[:, :-1], None), block[:, 1:]'):
+        'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
+    ('lexgpt/corpus.py', 'return with_bos(block[:, :-1], bos), block[:, 1:]',
+     'return with_bos(block[:, :-1], ), block[:, 1:]'):
+        'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
 }
