@@ -41,8 +41,10 @@ class Previous:
         """The settings the file was made with; defaults fill those that files older than a setting lack."""
         return {**(defaults or {}), **self.data.get('settings', {})}
 
-    def check_settings(self, settings, defaults=None):
-        made = self.settings(defaults)
+    def check_settings(self, settings, defaults=None, made=None):
+        """Refuses a file made with other settings. made: the file's settings as this run reads them, where a setting
+        has changed its meaning since (default: the file's, with defaults filling those it lacks)."""
+        made = self.settings(defaults) if made is None else made
         if self.data and made != settings:
             raise ConfigError(f"reuse={self.path!r} was made with settings {made}, this run has {settings}")
 

@@ -140,7 +140,7 @@ def stream(cfg, runs, prev):
                     cache_window=cfg['cache_window'], bos=bos)
     # files made before None meant L_tr said 0 for it, and before settings.bos put no BOS first
     made = prev.settings(dict(cache_window=None, bos=None))
-    prev.check_settings(settings, dict(made, cache_window=made['cache_window'] or None))
+    prev.check_settings(settings, made=dict(made, cache_window=made['cache_window'] or None))
     here = {r.name for r in runs}
     rows = [o for o in prev.list_rows(prev.data) if o['ckpt'] not in here] if prev else []  # runs not named here
     for r, row in itertools.product(runs, cfg['stream_rows']):

@@ -9,6 +9,8 @@ import torch
 
 import extrapolate as ex
 import helpers
+from lexgpt import evaluation, progress, streaming
+from lexgpt.outputs import fmt_ppl
 from lexgpt.streaming import position_buckets, stream_steps, stream_losses, stream_refusal
 from lexgpt.config import ConfigError, parse_config
 from model import POSITIONAL_ENCODINGS, KVCache
@@ -185,3 +187,45 @@ def test_extrapolate_stream_bad_settings_are_one_line(tmp_path):
         ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', foreign]))
     with pytest.raises(ConfigError, match=r'^stream_rows=sinks,tail; allowed: sinks, no_sinks, windows$'):
         ex.main(parse_config(ex.DEFAULTS, base + ['--protocol=stream', '--stream_rows=sinks,tail']))
+
+
+def test_a_stream_row_records_its_settings_and_speed_and_says_its_perplexity(tmp_path, monkeypatch, capsys):
+    """One row on a clock that says 4 s for the whole stream: 200 tokens / 4 s = 50 tokens/s; the row names its group
+    and stream step, and its printed line its perplexity. A model whose tokenizer puts BOS 7 first: the stream's
+    settings say so, and --bos=False says None."""
+    data = helpers.save_split(tmp_path, helpers.make_split())
+    a = helpers.save_ckpt(tmp_path, helpers.tiny('alibi'), 'alibi-s0')
+
+    class FourSeconds(progress.Meter):
+        def __exit__(self, *exc):
+            super().__exit__(*exc)
+            self.seconds = 4.0
+            return False
+    monkeypatch.setattr(streaming, 'Meter', FourSeconds)
+    monkeypatch.setattr(evaluation, 'bos_id', lambda model, on=True: 7 if on else None)
+    base = [f'--ckpt={a}', f'--data_dir={data}', '--protocol=stream', '--tokens=200', '--stream_rows=sinks',
+            '--stream_step=25', f'--out_dir={tmp_path / "out"}']
+    got = ex.main(parse_config(ex.DEFAULTS, base))
+    row = got['results'][0]
+    assert (row['group'], row['stream_step'], row['tokens_per_s'], row['seconds']) == ('alibi', 25, 50.0, 4.0)
+    assert f"ppl {fmt_ppl(row['ppl']):>8} over 200 tokens" in capsys.readouterr().out
+    assert got['settings']['bos'] == 7
+    assert ex.main(parse_config(ex.DEFAULTS, base + ['--bos=False']))['settings']['bos'] is None
+
+
+def test_a_stream_file_older_than_its_settings_is_read_as_it_meant(tmp_path, capsys):
+    """Files made before cache_window None meant L_tr said 0 for it, and files made before settings.bos have none (no
+    BOS was put first): --reuse of such a file takes its rows. A row needs only ckpt, row and iters to be read."""
+    data = helpers.save_split(tmp_path, helpers.make_split())
+    a = helpers.save_ckpt(tmp_path, helpers.tiny('alibi'), 'alibi-s0')
+    base = [f'--ckpt={a}', f'--data_dir={data}', '--protocol=stream', '--tokens=200', '--stream_rows=sinks',
+            f'--out_dir={tmp_path / "out"}']
+    first = ex.main(parse_config(ex.DEFAULTS, base))
+    old = tmp_path / 'old.json'
+    settings = {k: v for k, v in first['settings'].items() if k != 'bos'}
+    old.write_text(json.dumps(dict(first, settings=dict(settings, cache_window=0))))
+    capsys.readouterr()
+    again = ex.main(parse_config(ex.DEFAULTS, base + [f'--reuse={old}', '--name=again']))
+    assert f'sinks: taken from {old}' in capsys.readouterr().out
+    assert again['results'] == first['results']
+    assert streaming.stream_problem(dict(protocol='stream', results=[dict(ckpt='a', row='sinks', iters=3)])) == ''

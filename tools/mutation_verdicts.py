@@ -73,6 +73,28 @@ EQUIVALENT = {
     ('lexgpt/corpus.py', 'starts = document_bounds(split.docs, len(split.tokens))[0]',
      'starts = document_bounds(split.docs, None)[0]'):
         "n_tokens only sets the last document's end, and [0] keeps the starts, built from docs alone: the same array",
+    ('lexgpt/streaming.py',
+     'f"peak RSS {meter.peak_mb:.0f} MB", flush=True)',
+     'f"peak RSS {meter.peak_mb:.0f} MB", flush=False)'):
+        'flush only decides when the line leaves a buffer: the same text, and the progress lines are flushed apart',
+    ('lexgpt/streaming.py',
+     'fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=True, height_ratios=[3, 2])',
+     'fig, (ax, tax) = plt().subplots(2, 1, figsize=(8, 7), sharex=False, height_ratios=[3, 2])'):
+        "the PNG's two panels stop sharing an x axis; both are drawn over the same bucket ends: no number changes",
+    ('lexgpt/streaming.py',
+     'style = dict(color=f\'C{ckpts.index(o["ckpt"]) % 10}\', '
+     "ls=STYLES[STREAM_ROWS.index(o['row'])], marker='o', ms=3)",
+     'style = dict(color=f\'C{ckpts.index(o["ckpt"]) % 10}\', '
+     "ls=STYLES[STREAM_ROWS.index(o['row'])], marker='o', ms=None)"):
+        "the PNG's markers in matplotlib's default size: no number changes",
+    ('lexgpt/streaming.py',
+     'ax.plot(edges[1:], o[\'ppl_by_bucket\'], label=f"{o[\'ckpt\']} {o[\'label\']}", **style)',
+     "ax.plot(edges[1:], o['ppl_by_bucket'], label=None, **style)"):
+        "the PNG's legend loses its entries: no number changes (the table names every row)",
+    ('lexgpt/streaming.py',
+     "a.grid(alpha=0.3, which='both')",
+     'a.grid(alpha=0.3, )'):
+        "the PNG's grid only at the major ticks: no number changes",
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -124,11 +146,13 @@ KILLED_SINCE = {
         'tests/test_routes.py::test_flex_route_decoding_equals_the_reference_on_unit_scale_inputs',  # its kerple_log
     ('lexgpt/routes.py', 'and q.size(0) * q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems)',
      'and q.size(0) / q.size(1) * q.size(2) * k.size(2) > 16 * o.block_elems)'):
-        'tests/test_receptive_field.py::test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blocks',
+        'tests/test_receptive_field.py::test_the_explicit_route_reruns_its_query_blocks_u'
+        'nder_a_gradient_past_16_blocks',
     ('lexgpt/routes.py', 'return torch.cat([checkpoint(one, rows, keys, q, k, v, use_reentrant=False) if rerun else '
      'one(rows, keys, q, k, v)', 'return torch.cat([checkpoint(one, rows, keys, k, v, use_reentrant=False) if rerun '
      'else one(rows, keys, q, k, v)'):
-        'tests/test_receptive_field.py::test_the_explicit_route_reruns_its_query_blocks_under_a_gradient_past_16_blocks',
+        'tests/test_receptive_field.py::test_the_explicit_route_reruns_its_query_blocks_u'
+        'nder_a_gradient_past_16_blocks',
     ('lexgpt/evaluation.py', "return getattr(model, 'pretrained_info', {}).get('bos') if on else None",
      "return getattr(model, 'pretrained_info', {}).get(None) if on else None"):
         'tests/test_gemma3.py::test_a_tiny_gemma3_folder_is_scored_with_its_tokenizers_bos_as_transformers_scores_it',
@@ -274,4 +298,39 @@ KILLED_SINCE = {
     ('lexgpt/corpus.py', 'return with_bos(block[:, :-1], bos), block[:, 1:]',
      'return with_bos(block[:, :-1], ), block[:, 1:]'):
         'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
+    ('lexgpt/streaming.py',
+     "W=cache_window, stream_step=cfg['stream_step'], n_tokens=at, loss=mean, ppl=math.exp(mean),",
+     "W=cache_window, stream_stepXX=cfg['stream_step'], n_tokens=at, loss=mean, ppl=math.exp(mean),"):
+        'tests/test_stream.py::test_a_stream_row_records_its_settings_and_speed_and_says_its_perplexity',
+    ('lexgpt/streaming.py',
+     'out = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S,',
+     'out = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, iters=r.iters, row=row, label=label, S=S,'):
+        'tests/test_stream.py::test_a_stream_row_records_its_settings_and_speed_and_says_its_perplexity',
+    ('lexgpt/streaming.py',
+     'ppl_by_bucket=np.exp(loss / n).tolist(), tokens_per_s=at / meter.seconds, tokens_per_cpu_s=at / cpu,',
+     'ppl_by_bucket=np.exp(loss / n).tolist(), tokens_per_s=at * meter.seconds, tokens_per_cpu_s=at / cpu,'):
+        'tests/test_stream.py::test_a_stream_row_records_its_settings_and_speed_and_says_its_perplexity',
+    ('lexgpt/streaming.py',
+     'print(f"{r.name:>18} {label:>28}: ppl {fmt_ppl(out[\'ppl\']):>8} over {at} tokens, last bucket "\n'
+     '          f"{fmt_ppl(out[\'ppl_by_bucket\'][-1])}, {out[\'tokens_per_s\']:,.0f} tokens/s '
+     '({at / cpu:,.0f} per CPU s), "\n'
+     '          f"peak RSS {meter.peak_mb:.0f} MB", flush=True)',
+     'print(flush=True)'):
+        'tests/test_stream.py::test_a_stream_row_records_its_settings_and_speed_and_says_its_perplexity',
+    ('lexgpt/streaming.py',
+     "isinstance(o, dict) and {'ckpt', 'row', 'iters'} <= set(o) for o in data.get('results', [None])):",
+     "isinstance(o, dict) and {'ckpt', 'row', 'iters'} < set(o) for o in data.get('results', [None])):"):
+        'tests/test_stream.py::test_a_stream_file_older_than_its_settings_is_read_as_it_meant',
+    ('lexgpt/streaming.py',
+     "bos = runs_bos(runs, cfg['bos']) if runs else prev.settings().get('bos')",
+     "bos = runs_bos(runs, ) if runs else prev.settings().get('bos')"):
+        'tests/test_stream.py::test_a_stream_row_records_its_settings_and_speed_and_says_its_perplexity',
+    ('lexgpt/streaming.py',
+     "prev.check_settings(settings, dict(made, cache_window=made['cache_window'] or None))",
+     'prev.check_settings(settings, None)'):
+        'tests/test_stream.py::test_a_stream_file_older_than_its_settings_is_read_as_it_meant',
+    ('lexgpt/streaming.py',
+     "prev.check_settings(settings, dict(made, cache_window=made['cache_window'] or None))",
+     "prev.check_settings(settings, dict(cache_window=made['cache_window'] or None))"):
+        'tests/test_stream.py::test_a_stream_file_older_than_its_settings_is_read_as_it_meant',
 }
