@@ -251,3 +251,43 @@ def test_a_check_stands_only_for_the_test_it_ran():
     assert 'killed_since_checked' not in row and same['killed_since_checked'] is True
     assert mutation.why(row) == f'killed now by {mutation.KILLED_SINCE[key]}' and '(checked' in mutation.why(same)
     assert data['modules']['m']['results'] == [row, same]
+
+
+def test_each_planted_defect_is_in_the_code_once_and_in_the_tree_only_while_its_tests_run(tmp_path, monkeypatch):
+    """tools/planted.py with a stand-in for pytest: every PLANTED line is in today's code exactly once (else the step
+    stops on it); while the tests run the file holds the defect, after they run it holds the code again; a defect
+    whose tests fail or time out is caught, one whose tests pass is reported not caught, and a line no longer in the
+    code is a one-line error naming it."""
+    from tools import planted
+    for file, before, *_ in planted.PLANTED:
+        with open(os.path.join(mutation.ROOT, file)) as f:
+            assert f.read().count(before) == 1, (file, before)
+    files = sorted({d[0] for d in planted.PLANTED})
+
+    def copy(at, into):
+        for file in files:
+            os.makedirs(os.path.join(into, os.path.dirname(file)), exist_ok=True)
+            with open(os.path.join(mutation.ROOT, file)) as src, open(os.path.join(into, file), 'w') as dst:
+                dst.write(src.read())
+    seen = []
+
+    def fake_pytest(tree, tests, timeout, tick=None):  # the first defect fails a test, the second times out
+        file, before, after = planted.PLANTED[len(seen)][:3]
+        with open(os.path.join(tree, file)) as f, open(os.path.join(mutation.ROOT, file)) as g:
+            seen.append(f.read() == g.read().replace(before, after))
+        return [('failed', f'{tests[0]}::test_x', 1.0), ('timeout', None, 600.0)][len(seen) - 1] if len(seen) <= 2 \
+            else ('passed', None, 1.0)
+    monkeypatch.setattr(planted, 'snapshot', copy)
+    data = planted.main(dict(planted.DEFAULTS, out_dir=str(tmp_path)), run_tests=fake_pytest)
+    assert seen == [True] * len(planted.PLANTED)
+    assert [r['caught'] for r in data['results']] == [True, True] + [False] * (len(planted.PLANTED) - 2)
+    md = (tmp_path / 'planted.md').read_text()
+    assert '| tests/test_recall.py::test_x |' in md and '| timeout |' in md
+    assert f"2 of {len(planted.PLANTED)} caught" in md and md.count('**not caught**') == len(planted.PLANTED) - 2
+    tree = tmp_path / 'tree'
+    copy('', str(tree))
+    stale = ('lexgpt/ruler_tasks.py', 'no such line', 'x', 'a defect', 'tests/test_ruler.py')
+    with pytest.raises(ConfigError, match="lexgpt/ruler_tasks.py: 'no such line' is in the code 0 times"):
+        planted.plant(str(tree), stale, fake_pytest)
+    with open(tree / 'lexgpt' / 'ruler_tasks.py') as f, open(os.path.join(mutation.ROOT, 'lexgpt/ruler_tasks.py')) as g:
+        assert f.read() == g.read()

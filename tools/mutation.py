@@ -372,6 +372,10 @@ def readme(out_dir):
         wide = annotate(read_json(path('wide'), 'out_dir'))
         survivor_pages(out_dir, wide)
         parts += ["## Every module behind a reported number (#75)\n", readme_wide(wide)]
+    if os.path.isfile(path('planted')):  # tools/planted.py's page
+        planted = read_json(path('planted'), 'out_dir')
+        parts += ["## Defects planted by hand in the recall probe and the RULER harness (#75)\n",
+                  f"`{planted['command']}`: {planted['caught']} of {planted['n']} caught ([planted.md](planted.md)).\n"]
     if os.path.isfile(path('after')):
         parts += ["## Before and after the tests of #59\n", readme_59(out_dir, read_json(path('after'), 'out_dir'))]
     with open(os.path.join(out_dir, 'README.md'), 'w') as f:

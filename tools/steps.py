@@ -274,14 +274,15 @@ def mutation():
     tools/mutation.py's seeded sample of mutants of the code behind the reported numbers, first on the commit before
     #59's tests, then on this tree; then (#75) 50 mutants of every module behind a reported number, on the commit that
     holds the tool's TARGETS (one tree while others edit this one); a stopped run goes on where it stopped
-    (results/mutation/README.md)."""
+    (results/mutation/README.md); then the defects planted by hand in the recall probe and RULER (tools/planted.py)."""
     wide = ','.join(['model', 'routes', 'evaluation', 'corpus', 'resume', 'streaming', 'rope_scaling', 'pretrained',
                      'gguf_reader', 'recall', 'recall_inputs', 'recall_report', 'ruler', 'ruler_tasks', 'thesis',
                      'receptive_field', 'cells'])
     return [step('mutation', 'python -m tools.mutation --at=f78da08 --out_dir=results/mutation --name=before', '2 h'),
             step('mutation', 'python -m tools.mutation --out_dir=results/mutation --name=after', '2.5 h'),
             step('mutation', f'python -m tools.mutation --modules={wide} --n=50 --at=950d93d '
-                             '--out_dir=results/mutation --name=wide', '5 h')]
+                             '--out_dir=results/mutation --name=wide', '5 h'),
+            step('mutation', 'python -m tools.planted --out_dir=results/mutation --name=planted', '3 min')]
 
 
 # ---- results/thesis (#39): an encoding waits while one of its runs is still training ----
