@@ -142,3 +142,27 @@ def test_an_extension_over_a_checkpoint_counts_from_the_length_it_was_trained_on
     assert 'rope_beta_fast' not in got  # the old extension's settings go with it
     assert over_checkpoint(dict(trained, rope_original_len=128), dict(rope_scaling='ntk'))['rope_original_len'] == 128
     assert over_checkpoint(dict(block_size=256), dict(rope_scale=3.0)) == dict(block_size=256, rope_scale=3.0)
+
+
+def test_bad_rope_settings_are_one_line_errors_naming_the_values():
+    """GPTConfig refuses a scaling it does not know, a scale under 1 and a negative setting, the original length
+    included, each in one line naming the values and what is allowed (rope_scaling.check)."""
+    with pytest.raises(ValueError, match=r"^rope_scaling='yarn', rope_scale=0.5: allowed '', 'pi', 'ntk', 'dynamic', "
+                                         r"'yarn', 'llama3' with rope_scale >= 1$"):
+        ours(16, 1e4, rope_scaling='yarn', rope_scale=0.5)
+    with pytest.raises(ValueError, match=r"^rope_beta_fast=0.0, rope_beta_slow=0.0, rope_attn_factor=0.0, "
+                                         r"rope_original_len=-1: each must be >= 0"):
+        ours(16, 1e4, rope_scaling='pi', rope_scale=2.0, rope_original_len=-1)
+
+
+def test_yarn_caps_its_band_at_the_last_pair_as_transformers_does():
+    """At a small base over a long original length the slow end of YaRN's band, dim ln(L / 2 pi) / (2 ln base), lies
+    past the last pair (D = 16, base 10, L = 1,024: 17.7 > 15): the ramp is capped at dim - 1, as transformers' yarn
+    caps it, and the frequencies are transformers' bit for bit."""
+    D, base, s, L_orig = 16, 10.0, 4.0, 1024
+    for truncate in (True, False):
+        want, _ = ROPE_INIT_FUNCTIONS['yarn'](hf_config(D, base, 'yarn', int(L_orig * s), factor=s, truncate=truncate,
+                                                        original_max_position_embeddings=L_orig), 'cpu')
+        got, _ = rope_frequencies(ours(D, base, rope_scaling='yarn', rope_scale=s, rope_original_len=L_orig,
+                                       rope_truncate=truncate), D)
+        assert_same(got, want)

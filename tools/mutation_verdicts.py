@@ -95,6 +95,20 @@ EQUIVALENT = {
      "a.grid(alpha=0.3, which='both')",
      'a.grid(alpha=0.3, )'):
         "the PNG's grid only at the major ticks: no number changes",
+    ('lexgpt/rope_scaling.py',
+     "fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(config.rope_scaling, (0.0, 0.0))",
+     "fast, slow = {'yarn': (32.0, 1.0), 'llama3': (4.0, 1.0)}.get(config.rope_scaling, (1.0, 0.0))"):
+        'the band is read only where rope_scaling is yarn or llama3, which have their own entries: the '
+        'default pair is never used',
+    ('lexgpt/rope_scaling.py',
+     'def frequencies(config, dim, length=0, base=0.0, extend=True):',
+     'def frequencies(config, dim, length=1, base=0.0, extend=True):'):
+        'length is read only by dynamic NTK, through max(length, L) with L >= 1: 0 and 1 give the same base',
+    ('lexgpt/rope_scaling.py',
+     'ramp = ((torch.arange(dim // 2, dtype=torch.float32) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)',
+     'ramp = ((torch.arange(dim // 2, ) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)'):
+        "torch.arange(n) - lo, lo a Python float, is a tensor of torch's default float32 (every run "
+        'here): the same ramp',
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -333,4 +347,16 @@ KILLED_SINCE = {
      "prev.check_settings(settings, dict(made, cache_window=made['cache_window'] or None))",
      "prev.check_settings(settings, dict(cache_window=made['cache_window'] or None))"):
         'tests/test_stream.py::test_a_stream_file_older_than_its_settings_is_read_as_it_meant',
+    ('lexgpt/rope_scaling.py',
+     'f"{\', \'.join(map(repr, SCALINGS))} with rope_scale >= 1")',
+     'f"{\', \'.join(map(repr, ))} with rope_scale >= 1")'):
+        'tests/test_rope_scaling.py::test_bad_rope_settings_are_one_line_errors_naming_the_values',
+    ('lexgpt/rope_scaling.py',
+     'if (min(config.rope_beta_fast, config.rope_beta_slow, config.rope_attn_factor, config.rope_original_len) < 0',
+     'if (min(config.rope_beta_fast, config.rope_beta_slow, config.rope_attn_factor, ) < 0'):
+        'tests/test_rope_scaling.py::test_bad_rope_settings_are_one_line_errors_naming_the_values',
+    ('lexgpt/rope_scaling.py',
+     'lo, hi = max(lo, 0), min(hi, dim - 1)',
+     'lo, hi = max(lo, 0), min(hi, dim + 1)'):
+        'tests/test_rope_scaling.py::test_yarn_caps_its_band_at_the_last_pair_as_transformers_does',
 }
