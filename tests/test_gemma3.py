@@ -30,8 +30,9 @@ TINY = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_atten
 YARN = dict(rope_type='yarn', factor=4.0, rope_theta=1000.0, original_max_position_embeddings=16)
 CASES = {  # windows of 5 and 3 tokens on inputs of 24: every local layer masks keys
     'gqa': TINY,
-    'one-kv-head-window-3': dict(TINY, num_key_value_heads=1, sliding_window=3,
-                                 layer_types=[GLOBAL, LOCAL, LOCAL, GLOBAL]),
+    'two-heads-one-kv-head-untied-window-3': dict(TINY, num_attention_heads=2, num_key_value_heads=1,
+                                                  sliding_window=3, layer_types=[GLOBAL, LOCAL, LOCAL, GLOBAL],
+                                                  tie_word_embeddings=False),
     'yarn-on-global-layers': dict(TINY, rope_parameters={**TINY['rope_parameters'], GLOBAL: YARN}),
 }
 
@@ -111,6 +112,11 @@ def test_config_reading(tmp_path):
     assert ours.config.layer_attn == ((5, 10.0), (5, 10.0), (0, 0.0)) * 2
     with torch.no_grad():
         assert (all_logits(ours, idx) - reference(folder)(idx).logits).abs().max() <= 1e-4
+    # no RoPE base given at all: transformers' defaults for Gemma 3, global and local
+    bare = pretrained.config_args({k: v for k, v in c.items() if k not in ('rope_theta', 'rope_local_base_freq')})[0]
+    theirs = transformers.Gemma3TextConfig().rope_parameters
+    assert bare['rope_base'] == theirs[GLOBAL]['rope_theta']
+    assert bare['layer_attn'][0] == (5, theirs[LOCAL]['rope_theta'])
 
 
 def test_the_text_part_of_a_vision_language_gemma3(tmp_path):

@@ -161,6 +161,17 @@ def test_gpt2_as_the_hub_stores_it(tmp_path):
     assert 'lm_head.weight' not in t and agreement(folder)[0] <= 1e-4
 
 
+def test_a_tied_checkpoint_that_also_saves_its_head_loads_as_tied(tmp_path):
+    """A tied model whose file keeps a copy of the head (lm_head.weight beside the embedding, as some exporters
+    write): the copy is dropped, not refused as a leftover tensor, and the logits are transformers'."""
+    from safetensors.torch import load_file, save_file
+    folder = save_tiny(tmp_path, *CASES['llama-tied'])
+    t = load_file(tmp_path / 'model.safetensors')
+    t['lm_head.weight'] = t['model.embed_tokens.weight'].clone()
+    save_file(t, tmp_path / 'model.safetensors', metadata={'format': 'pt'})
+    assert agreement(folder)[0] <= 1e-4
+
+
 def test_config_mapping_and_info(tmp_path):
     args, state, info = pretrained.load(save_tiny(tmp_path, *CASES['neox-partial-parallel']))
     assert (args['rotary_dim'], args['head_dim'], args['parallel_residual'], args['tie_head']) == (4, 16, True, False)
@@ -199,6 +210,8 @@ CONFIG = dict(model_type='llama', vocab_size=V, num_hidden_layers=2, num_attenti
     (dict(model_type='qwen2', use_sliding_window=True, sliding_window=8, max_window_layers=1),
      'per-layer attention windows'),
     (dict(model_type='gpt2', n_layer=2, n_head=4, n_embd=32, scale_attn_by_inverse_layer_idx=True), 'attention scale'),
+    (dict(rope_parameters={k: dict(rope_type='default', rope_theta=1e4) for k in ('full', 'sliding')}),
+     r'^per-layer RoPE settings \(full, sliding\) is not supported \(supported: one RoPE for all layers\)$'),
 ])
 def test_unsupported_features_are_refused_in_one_line(tmp_path, change, message):
     (tmp_path / 'config.json').write_text(json.dumps({**CONFIG, **change}))

@@ -109,6 +109,14 @@ EQUIVALENT = {
      'ramp = ((torch.arange(dim // 2, ) - lo) / (hi - lo if hi != lo else 1e-3)).clamp(0, 1)'):
         "torch.arange(n) - lo, lo a Python float, is a tensor of torch's default float32 (every run "
         'here): the same ramp',
+    ('lexgpt/pretrained.py',
+     "sd['transformer.' + name + kind] = w.t() if kind == 'weight' and w.dim() == 2 else w",
+     "sd['transformer.' + name + kind] = w.t() if kind == 'weight' or w.dim() == 2 else w"):
+        "only a LayerNorm's 1-D weight is newly sent through t(), which returns a 1-D tensor as it is",
+    ('lexgpt/pretrained.py',
+     "qkv_bias=False, tie_head=bool(hf.get('tie_word_embeddings', True)), qk_norm=True, post_norm=True,",
+     "qkv_bias=None, tie_head=bool(hf.get('tie_word_embeddings', True)), qk_norm=True, post_norm=True,"):
+        "GPTConfig's qkv_bias is read as `config.bias or config.qkv_bias`: None and False build the same layer",
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -359,4 +367,30 @@ KILLED_SINCE = {
      'lo, hi = max(lo, 0), min(hi, dim - 1)',
      'lo, hi = max(lo, 0), min(hi, dim + 1)'):
         'tests/test_rope_scaling.py::test_yarn_caps_its_band_at_the_last_pair_as_transformers_does',
+    ('lexgpt/pretrained.py',
+     "full = p.get('full_attention') or {**(hf.get('rope_scaling') or {}), 'rope_theta': "
+     "hf.get('rope_theta', 1e6)}",
+     "full = p.get('full_attention') or {**(hf.get('rope_scaling') or {}), 'rope_theta': "
+     "hf.get('rope_theta', 1000001.0)}"):
+        'tests/test_gemma3.py::test_config_reading',
+    ('lexgpt/pretrained.py',
+     "return dict(vocab_size=hf['vocab_size'], n_layer=n, n_head=H, n_kv_head=hf.get('num_key_value_heads') or H,",
+     "return dict(vocab_size=hf['vocab_size'], n_layer=n, n_kv_head=hf.get('num_key_value_heads') or H,"):
+        'tests/test_gemma3.py::test_logits_equal_transformers[two-heads-one-kv-head-untied-window-3]',
+    ('lexgpt/pretrained.py',
+     'refuse(f"per-layer RoPE settings ({\', \'.join(p)})", \'supported: one RoPE for all layers\')',
+     'refuse(f"per-layer RoPE settings ({\', \'.join(p)})", )'):
+        'tests/test_pretrained.py::test_unsupported_features_are_refused_in_one_line',
+    ('lexgpt/pretrained.py',
+     't.pop(name, None)',
+     't.pop(None, None)'):
+        'tests/test_pretrained.py::test_a_tied_checkpoint_that_also_saves_its_head_loads_as_tied',
+    ('lexgpt/pretrained.py',
+     "qkv_bias=False, tie_head=bool(hf.get('tie_word_embeddings', True)), qk_norm=True, post_norm=True,",
+     'qkv_bias=False, tie_head=bool(hf.get(None, True)), qk_norm=True, post_norm=True,'):
+        'tests/test_gemma3.py::test_logits_equal_transformers[two-heads-one-kv-head-untied-window-3]',
+    ('lexgpt/corpus.py',
+     'if bos is None:',
+     'if bos is not None:'):
+        'tests/test_data.py::test_slices_are_inputs_and_their_next_tokens',
 }
