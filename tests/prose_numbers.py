@@ -1329,3 +1329,23 @@ q('At {:g} L_tr ({:,} tokens; vt not run yet) single 1 still scores\n{:.1f}, but
   f"{RH.format('niah_single_2')}['ci95'][0]", f"{RH.format('niah_single_2')}['ci95'][1]",
   f"{RH.format('niah_single_3')}['score']", f"{RH.format('niah_single_3')}['ci95'][0]",
   f"{RH.format('niah_single_3')}['ci95'][1]")
+
+# results/recall (#72): T5
+q = at('results/recall/README.md', 'results/recall/tiny_t5.json')
+T5 = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+T5V = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
+q('At {:g} L_tr T5 recalls {:.3f} nats/token at d = {} (text).', "1", f"{T5.format('text', 1, 32)}['benefit']", "32")
+q('At {:g} L_tr the text benefit is {:.3f} at d = {}, {:.3f} at\nd = {:,} and {:.3f} at d = {:,} (p = {:.0e}); random '
+  'tokens: {:.3f}, {:.3f} and {:.3f}.', "16", f"{T5.format('text', 16, 32)}['benefit']", "32",
+  f"{T5.format('text', 16, 1024)}['benefit']", "1024", f"{T5.format('text', 16, 4064)}['benefit']", "4064",
+  f"{T5.format('text', 16, 4064)}['p']", f"{T5.format('random', 16, 32)}['benefit']",
+  f"{T5.format('random', 16, 1024)}['benefit']", f"{T5.format('random', 16, 4064)}['benefit']")
+q('The horizon is the\nwhole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {} (text).',
+  f"{T5V.format('text')}['share_beyond_L_tr'] if {T5V.format('text')}['horizon'] == "
+  f"{T5V.format('random')}['horizon'] == 4096 - 32 else None", "32")
+q('reads the whole input ({:.3f} nats/token at d = {:,} at {:g} L_tr)', f"{T5.format('text', 16, 4064)}['benefit']",
+  "4064", "16")
+q('what it loses with length is not the far context but the near one ({:.3f} at d = {} at 1x, {:.3f} at 16x)',
+  f"{T5.format('text', 1, 32)}['benefit']", "32", f"{T5.format('text', 16, 32)}['benefit']")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('- T5 is not flat ({:.3f} for the probed seed {})', "ppl('t5-s0', 16) / ppl('t5-s0', 1)", "0")
