@@ -334,6 +334,28 @@ def test_gguf_features_we_lack_are_refused_in_one_line(tmp_path, arch, meta, mes
     assert '\n' not in str(e.value)
 
 
+def test_gguf_metadata_becomes_the_config_llama_cpp_reads():
+    """gguf_config on hand-written metadata: the BOS and EOS ids the file names; RoPE's base 10,000 where the file
+    gives none (llama.cpp's default); for gemma3, what llama.cpp's loader fixes: every 6th layer global, local base
+    10,000, q.k scaled by 1/sqrt(key_length); and the 27B file (62 layers of 5,376), whose scale differs, refused."""
+    meta = {'general.architecture': 'llama', 'llama.attention.head_count': 4, 'llama.embedding_length': 32,
+            'llama.block_count': 2, 'llama.feed_forward_length': 48, 'llama.attention.layer_norm_rms_epsilon': 1e-5,
+            'llama.context_length': 64, 'tokenizer.ggml.bos_token_id': 1, 'tokenizer.ggml.eos_token_id': 2}
+    shapes = {'token_embd.weight': (300, 32)}
+    hf = gguf_reader.gguf_config(meta, shapes)
+    assert (hf['rope_theta'], hf['head_dim'], hf['num_key_value_heads']) == (10000.0, 8, 4)
+    assert hf['tie_word_embeddings']  # no output.weight
+    assert (hf['bos_token_id'], hf['eos_token_id'], hf['tokenizer_bos']) == (1, 2, None)
+    gemma = {k.replace('llama.', 'gemma3.'): v for k, v in meta.items()}
+    gemma.update({'general.architecture': 'gemma3', 'gemma3.attention.key_length': 16,
+                  'gemma3.attention.sliding_window': 512})
+    hf = gguf_reader.gguf_config(gemma, shapes)
+    assert (hf['head_dim'], hf['query_pre_attn_scalar'], hf['sliding_window'], hf['sliding_window_pattern'],
+            hf['rope_local_base_freq']) == (16, 16, 512, 6, 10000.0)
+    with pytest.raises(ConfigError, match=r'^the GGUF of Gemma 3 27B \(its attention scale\) is not supported'):
+        gguf_reader.gguf_config({**gemma, 'gemma3.block_count': 62, 'gemma3.embedding_length': 5376}, shapes)
+
+
 def test_gguf_split_regexes_are_transformers():
     from transformers.integrations.gguf.gguf_tokenizer_mapping import GGUF_PRE_TOKENIZER_SPLITS as splits
     for pre, regex in gguf_reader.REGEX_SPLIT.items():
