@@ -319,7 +319,9 @@ def test_folder_tokenizer_equals_transformers_and_finds_its_bos(tmp_path):
     ('qwen2', {}, "GGUF architecture 'qwen2' is not supported"),
     ('llama', {'llama.rope.scaling.type': 'linear'}, r"GGUF rope scaling \(linear\)"),
     ('llama', {'tokenizer.ggml.model': 'llama'}, "GGUF tokenizer model 'llama' is not supported"),
-    ('llama', {'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'jais'}, "GGUF pre-tokenizer 'jais'"),
+    ('llama', {'tokenizer.ggml.model': 'gpt2', 'tokenizer.ggml.pre': 'jais'},
+     r"^GGUF pre-tokenizer 'jais' is not supported \(supported: default, gpt2, gpt-2, smollm, starcoder, refact, "
+     r"codeshell, llama-bpe, qwen2\)$"),
 ])
 def test_gguf_features_we_lack_are_refused_in_one_line(tmp_path, arch, meta, message):
     gguf = pytest.importorskip('gguf')
