@@ -443,3 +443,15 @@ def test_smollm2_through_the_loader_gets_no_bos_and_scores_as_transformers(smoll
     with torch.no_grad():
         want = F.cross_entropy(theirs(torch.tensor([ids[:L]])).logits[0], torch.tensor(ids[1:])).exp().item()
     assert got == pytest.approx(want, rel=1e-3)
+
+
+def test_gemma_tokenizer_on_a_hand_made_vocabulary():
+    """gguf_reader.gemma_tokenizer on 12 tokens, by hand: merges ranked by the token's place (ab before ▁a before
+    ▁ab before ▁▁), spaces spelt ▁ (the stored run of two spaces too), bytes outside the vocabulary through their
+    <0x..> token, else <unk>; decoding gives the text back."""
+    tokens = ['<pad>', '<eos>', '<bos>', '<unk>', '<0x21>', '\u2581', 'a', 'b', 'ab', '\u2581a', '\u2581ab', '  ']
+    tok = gguf_reader.gemma_tokenizer(tokens, '<unk>')
+    # 'ab▁ab': a b ▁ a b -> ab ▁ ab -> ab ▁ab; 'a▁▁a': (▁, a) outranks (▁, ▁) -> a ▁ ▁a
+    cases = {'ab ab': [8, 10], 'a  a': [6, 5, 9], '  ': [11], '!': [4], 'c': [3]}
+    assert {text: tok.encode(text).ids for text in cases} == cases
+    assert [tok.decode(cases[text]) for text in ('ab ab', 'a  a', '  ', '!')] == ['ab ab', 'a  a', '  ', '!']
