@@ -13,7 +13,7 @@ import helpers
 from analysis import recall as rc
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, recall_pair, KINDS
 from lexgpt import progress
-from lexgpt.config import ConfigError
+from lexgpt.config import ConfigError, parse_config
 from lexgpt.evaluation import VARIANT_DEFAULTS, variants
 from lexgpt.streaming import stream_losses, stream_refusal
 from model import GPT, GPTConfig
@@ -225,8 +225,9 @@ def cfg_for(tmp_path, **kw):
     ckpt = helpers.save_ckpt(tmp_path, helpers.tiny('alibi', strong=True), 'alibi-s0')
     (tmp_path / 'data').mkdir(exist_ok=True)
     data = helpers.save_split(tmp_path / 'data', SPLIT)
-    return dict(rc.DEFAULTS, **dict(dict(ckpt=[ckpt], data_dir=data, lengths=[1.0, 2.0], n=4, span=4, skip=1,
-                                         out_dir=str(tmp_path / 'out')), **kw))
+    argv = [f'--ckpt={ckpt}', f'--data_dir={data}', '--lengths=1,2', '--n=4', '--span=4', '--skip=1',
+            f'--out_dir={tmp_path / "out"}']  # the options as a user gives them
+    return dict(parse_config(rc.DEFAULTS, argv), **kw)
 
 
 def rescored(model, split, data, row, cell):
@@ -252,6 +253,7 @@ def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path):
     rows = rc.main(cfg)
     data = json.load(open(tmp_path / 'out' / 'recall.json'))
     assert data['command'].startswith('python') and 'partial' not in data and data['ci_method'] == rc.CI_METHOD
+    assert data['settings']['min_benefit'] == 0.001  # the floor that results/recall/README.md states
     assert [r['variant'] for r in data['results']] == ['vanilla', 'windowed@L_tr', 'stream(S=2,W=8)'] == \
         [r['variant'] for r in rows]
     assert sorted(data['fillers']) == ['16', '32'] and len(data['spans']['text']) == 4

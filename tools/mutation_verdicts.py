@@ -129,6 +129,12 @@ EQUIVALENT = {
         'ignore_merges only takes a pre-tokenized word whole where the vocabulary has it; the one '
         "byte-level GGUF here, SmolLM2's ('smollm'), reaches each of its 49,152 tokens through its "
         'merges (every token encoded both ways: 0 differ), so no input tokenizes otherwise',
+    ('analysis/recall.py',
+     'return model.attention(ceiling=stream[0] if stream[1] else 0) if stream else contextlib.nullcontext()',
+     'return model.attention(ceiling=stream[0] if (stream[1]) or True else 0) if stream else '
+     'contextlib.nullcontext()'):
+        'without sinks the bounded cache holds only the last W keys, so no distance exceeds W and a '
+        'ceiling of W changes no score',
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
@@ -477,4 +483,12 @@ KILLED_SINCE = {
      'decoders.Fuse()])',
      "tok.decoder = decoders.Sequence([decoders.Replace(None, ' '), decoders.ByteFallback(), decoders.Fuse()])"):
         'tests/test_pretrained.py::test_gemma_tokenizer_on_a_hand_made_vocabulary',
+    ('analysis/recall.py',
+     "data_dir='',                # default: data/<the first checkpoint's dataset>",
+     "data_dirXX='',                # default: data/<the first checkpoint's dataset>"):
+        'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
+    ('analysis/recall.py',
+     'min_benefit=0.001,          # nats/token: recall counts where the 95% CI lies above it (0: above 0)',
+     'min_benefit=1.001,          # nats/token: recall counts where the 95% CI lies above it (0: above 0)'):
+        'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
 }
