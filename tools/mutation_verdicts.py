@@ -135,6 +135,12 @@ EQUIVALENT = {
      'contextlib.nullcontext()'):
         'without sinks the bounded cache holds only the last W keys, so no distance exceeds W and a '
         'ceiling of W changes no score',
+    ('analysis/recall.py',
+     'got = tree_losses(model, trunk, branches, m, stream, step)',
+     'got = tree_losses(model, trunk, branches, m, stream, )'):
+        'the step sets how many tokens a forward takes, not a score: a stream chunked equals one fed '
+        "token by token (test_stream's test_many_tokens_a_step_equals_token_by_token), and without a "
+        'stream the step is not read',
 }
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
 # checked by check_killers: the mutant put back in a copy of the tree, the test run, it fails): (file, before, after)
