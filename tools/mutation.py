@@ -19,8 +19,9 @@ that runs out as well.
 Writes <out_dir>/<name>.json after every mutant (status 'partial' until the last), and a rerun with the same out_dir
 and name keeps the rows of the same mutant (index and lines) of the same code and test files, so a stopped run goes
 on where it stopped. On stderr a line after each mutant and every 30 s while one runs: the module, k of n, the kills
-so far, the time left at the rate seen. Each survivor gets its verdict (tools/mutation_verdicts.py): EQUIVALENT's note
-on why it computes the same numbers, or the test that kills it (KILLED_SINCE); --annotate sets them anew. With
+so far, the time left at the rate seen. Each survivor gets its verdict: why it computes the same numbers
+(tools/mutation_equivalent.py), or the test that kills it (tools/mutation_killed_since.py); --annotate sets them anew,
+running each such test on its mutant. With
 name=after or name=wide, <out_dir>/README.md shows the runs it finds there (wide, after with before beside it).
 """
 import difflib
@@ -38,7 +39,8 @@ import time
 
 from lexgpt.outputs import md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, run
-from tools.mutation_verdicts import EQUIVALENT, KILLED_SINCE
+from tools.mutation_equivalent import EQUIVALENT
+from tools.mutation_killed_since import KILLED_SINCE
 
 INSTALL = 'python -m pip install mutmut==3.8.1'
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
