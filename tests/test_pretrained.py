@@ -434,7 +434,10 @@ def test_smollm2_through_the_loader_gets_no_bos_and_scores_as_transformers(smoll
     its add_bos_token is false), as transformers' tokenizer of the file puts none: an evaluation's window is the
     text's own ids, and its perplexity transformers' of those ids."""
     from lexgpt.evaluation import bos_id, nonoverlap_losses
-    (_, ours, theirs), their_tok = smollm2, smollm2_their_tokenizer
+    (path, ours, theirs), their_tok = smollm2, smollm2_their_tokenizer
+    meta = gguf_reader.gguf_meta(gguf_reader.open_gguf(path))
+    assert meta['tokenizer.ggml.add_bos_token'] is False and gguf_reader.gguf_bos(meta) is None
+    assert gguf_reader.gguf_bos(dict(meta, **{'tokenizer.ggml.add_bos_token': True})) == 1  # its <|im_start|>
     text, L = python_source(1000), 64
     ids = their_tok(text).input_ids[:L + 1]  # its default special tokens: none before the text
     assert ids == their_tok(text, add_special_tokens=False).input_ids[:L + 1] and their_tok.bos_token_id == 1
