@@ -2,6 +2,7 @@
 (exactly zero benefit past it, in float64), causality, the t-interval against scipy's own test, a model trained here
 to copy, and the command's JSON rebuilt and rescored by an independent scorer."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from scipy import stats
 import helpers
 from analysis import recall as rc
 from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, draw_spans, recall_pair, KINDS
-from lexgpt import progress
+from lexgpt import evaluation, progress
 from lexgpt.config import ConfigError, parse_config
 from lexgpt.evaluation import VARIANT_DEFAULTS, variants
 from lexgpt.streaming import stream_losses, stream_refusal
@@ -248,12 +249,15 @@ def rescored(model, split, data, row, cell):
     return out
 
 
-def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path):
+def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path, capsys):
     cfg = cfg_for(tmp_path, windowed=True, cache_window=8, n_starting=2)
     rows = rc.main(cfg)
     data = json.load(open(tmp_path / 'out' / 'recall.json'))
     assert data['command'].startswith('python') and 'partial' not in data and data['ci_method'] == rc.CI_METHOD
     assert data['settings']['min_benefit'] == 0.001  # the floor that results/recall/README.md states
+    assert data['settings']['seed'] == 1337 and data['settings']['bos'] is None
+    said = capsys.readouterr().out
+    assert re.search(r'alibi-s0 +vanilla L_ex=32 +text: benefit by d 4:-?[\d.]+ .*; horizon \d+\n', said), said
     assert [r['variant'] for r in data['results']] == ['vanilla', 'windowed@L_tr', 'stream(S=2,W=8)'] == \
         [r['variant'] for r in rows]
     assert sorted(data['fillers']) == ['16', '32'] and len(data['spans']['text']) == 4
@@ -347,3 +351,36 @@ def test_spans_in_several_batches_give_the_cells_of_one_batch(tmp_path):
             assert (a['kind'], a['d'], b['n']) == (b['kind'], b['d'], 4)
             np.testing.assert_allclose(b['repeat_loss'], a['repeat_loss'], atol=1e-5)
             np.testing.assert_allclose(b['control_loss'], a['control_loss'], atol=1e-5)
+
+
+def test_the_fillers_keep_clear_of_each_spans_copies(tmp_path):
+    """A filler of L_ex tokens never covers its span's S or S' in the split (S appears nowhere else in the input):
+    64 spans and L_ex = 256 in a split of 2,010 tokens, where a filler drawn blind would overlap them."""
+    cfg = dict(rc.DEFAULTS, span=4, n=64)
+    probe = rc.Probe(cfg, SPLIT, rc.split_vocab(SPLIT, None), None)
+    for f, (a, b) in zip(probe.filler(256), probe.spans['text']):
+        assert all(f + 256 <= x or x + 4 <= f for x in (a, b))
+
+
+def test_a_models_bos_is_kept_out_of_the_random_spans_and_recorded(tmp_path, monkeypatch):
+    """A tokenizer that puts BOS 7 first (pretrained_info): the settings record it, no random span draws it; with
+    --bos=False neither. n = 2 spans is the least a confidence interval takes, and is accepted."""
+    monkeypatch.setattr(evaluation, 'bos_id', lambda model, on=True: 7 if on else None)
+    for on, want in ((True, 7), (False, None)):
+        rc.main(cfg_for(tmp_path, lengths=[1.0], n=2, kinds=['random'], bos=on))
+        data = json.load(open(tmp_path / 'out' / 'recall.json'))
+        ids = {t for pair in data['spans']['random'] for span in pair for t in span}
+        assert data['settings']['bos'] == want and (7 not in ids if on else True)
+        assert data['vocab_size_random'] == len(rc.split_vocab(SPLIT, want))
+
+
+def test_so_far_carries_each_reused_cell_once_and_leaves_the_file_alone(tmp_path):
+    """A partial JSON holds the cells scored so far and, once each, the file's cells not reached yet."""
+    cell = lambda d: dict(kind='text', mult=1.0, d=d, benefit=0.1)
+    old = dict(ckpt='a-s0', variant='vanilla', iters=5, cells=[cell(4), cell(8), cell(12)])
+    path = tmp_path / 'old.json'
+    path.write_text(json.dumps(dict(settings={'n': 4}, spans={}, results=[old])))
+    prev = rc.previous_cells(str(path), {'n': 4}, {})
+    got = rc.so_far([dict(old, cells=[cell(4)])], prev)
+    assert [[c['d'] for c in r['cells']] for r in got] == [[4], [8, 12]]
+    assert [c['d'] for c in prev.data['results'][0]['cells']] == [4, 8, 12]
