@@ -139,4 +139,15 @@ EQUIVALENT = {
         'the step sets how many tokens a forward takes, not a score: a stream chunked equals one fed '
         "token by token (test_stream's test_many_tokens_a_step_equals_token_by_token), and without a "
         'stream the step is not read',
+    ('analysis/recall.py',
+     'row = measure_length(cfg, probe, r, (mult, L, label), share, stream, prev, head, cells, save)',
+     'row = measure_length(cfg, probe, r, (mult, L, label), None, stream, prev, head, cells, save)'):
+        'share=None runs every input through a whole forward, which scores what the shared prefix '
+        'scores (to 1e-5: test_spans_in_several_batches_give_the_cells_of_one_batch runs both); time, '
+        'not numbers',
+    ('analysis/recall.py',
+     'held.update(dict.fromkeys(batches[-1][1], which[-1] + 1))',
+     'held.update(dict.fromkeys(batches[-1][1], which[-1] - 1))'):
+        "held[c] is the end of the batch before, always below this batch's end, so whether a cell "
+        'joins a batch is decided by before[c] alone, with +1 or -1',
 }

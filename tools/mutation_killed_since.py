@@ -363,4 +363,34 @@ KILLED_SINCE = {
      'x = torch.from_numpy(probe.inputs(kind, L, d, which))',
      'x = torch.from_numpy(probe.inputs(kind, L, d, None))'):
         'tests/test_recall.py::test_spans_in_several_batches_give_the_cells_of_one_batch',
+    ('analysis/recall.py',
+     "self.fillers[L] = draw_fillers(self.split, L, self.spans.get('text'), self.cfg['n'], self.s,",
+     "self.fillers[L] = draw_fillers(self.split, L, self.spans.get(None), self.cfg['n'], self.s,"):
+        'tests/test_recall.py::test_the_fillers_keep_clear_of_each_spans_copies',
+    ('analysis/recall.py',
+     'print(f"{r.name:>18} {label:>16} L_ex={L} {kind:>6}: benefit by d "\n                  + \' '
+     '\'.join(f"{c[\'d\']}:{c[\'benefit\']:.3f}" for c in row if c[\'kind\'] == kind)\n             '
+     '+ f"; horizon {v[\'horizon\']}", flush=True)',
+     'print(flush=True)'):
+        'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
+    ('analysis/recall.py',
+     "rest.setdefault((row['ckpt'], row['variant']), dict(row, cells=[]))['cells'].append(cell)",
+     "rest.setdefault((row['ckpt'], row['variant']), dict(row, ))['cells'].append(cell)"):
+        'tests/test_recall.py::test_so_far_carries_each_reused_cell_once_and_leaves_the_file_alone',
+    ('analysis/recall.py',
+     "if cfg['n'] < 2:",
+     "if cfg['n'] <= 2:"):
+        'tests/test_recall.py::test_a_models_bos_is_kept_out_of_the_random_spans_and_recorded',
+    ('analysis/recall.py',
+     "bos = runs_bos(runs, cfg['bos'])",
+     'bos = runs_bos(runs, None)'):
+        'tests/test_recall.py::test_a_models_bos_is_kept_out_of_the_random_spans_and_recorded',
+    ('analysis/recall.py',
+     'probe = Probe(cfg, split, split_vocab(split, bos), bos)',
+     'probe = Probe(cfg, split, split_vocab(split, None), bos)'):
+        'tests/test_recall.py::test_a_models_bos_is_kept_out_of_the_random_spans_and_recorded',
+    ('analysis/recall.py',
+     "seed=cfg['seed'], bos=bos, min_benefit=cfg['min_benefit'])",
+     "seed=None, bos=bos, min_benefit=cfg['min_benefit'])"):
+        'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
 }
