@@ -268,6 +268,7 @@ def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path, capsys):
             assert cell['n'] == 4 and len(cell['repeat_loss']) == 4
             got = np.stack([cell['repeat_loss'], cell['control_loss']], 1)
             np.testing.assert_allclose(got, rescored(model, SPLIT, data, row, cell), atol=1e-5)
+        assert [(v['mult'], v['kind']) for v in row['verdicts']] == [(m, k) for m in (1.0, 2.0) for k in KINDS]
         assert [v['horizon'] for v in row['verdicts']] == [
             max([c['d'] for c in row['cells'] if (c['kind'], c['mult']) == (v['kind'], v['mult'])
                  and c['ci95'][0] > data['settings']['min_benefit']], default=0) for v in row['verdicts']]

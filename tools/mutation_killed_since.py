@@ -393,4 +393,8 @@ KILLED_SINCE = {
      "seed=cfg['seed'], bos=bos, min_benefit=cfg['min_benefit'])",
      "seed=None, bos=bos, min_benefit=cfg['min_benefit'])"):
         'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
+    ('analysis/recall.py',
+     "verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)",
+     "verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] != mult], r.L_tr)"):
+        'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
 }
