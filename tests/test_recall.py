@@ -3,6 +3,8 @@
 to copy, and the command's JSON rebuilt and rescored by an independent scorer."""
 import json
 import re
+import runpy
+import sys
 
 import numpy as np
 import pytest
@@ -385,3 +387,12 @@ def test_so_far_carries_each_reused_cell_once_and_leaves_the_file_alone(tmp_path
     got = rc.so_far([dict(old, cells=[cell(4)])], prev)
     assert [[c['d'] for c in r['cells']] for r in got] == [[4], [8, 12]]
     assert [c['d'] for c in prev.data['results'][0]['cells']] == [4, 8, 12]
+
+
+@pytest.mark.filterwarnings("ignore:'analysis.recall' found in sys.modules:RuntimeWarning")  # run again as __main__
+def test_the_command_line_names_a_bad_value_in_one_line(monkeypatch):
+    """`python -m analysis.recall --kinds=words`, through the module's own entry point (run here as __main__): one
+    line naming the value and the allowed ones."""
+    monkeypatch.setattr(sys, 'argv', ['analysis/recall.py', '--kinds=words'])
+    with pytest.raises(SystemExit, match=r'^error: kinds=words; allowed: text, random$'):
+        runpy.run_module('analysis.recall', run_name='__main__')

@@ -368,9 +368,9 @@ KILLED_SINCE = {
      "self.fillers[L] = draw_fillers(self.split, L, self.spans.get(None), self.cfg['n'], self.s,"):
         'tests/test_recall.py::test_the_fillers_keep_clear_of_each_spans_copies',
     ('analysis/recall.py',
-     'print(f"{r.name:>18} {label:>16} L_ex={L} {kind:>6}: benefit by d "\n                  + \' '
-     '\'.join(f"{c[\'d\']}:{c[\'benefit\']:.3f}" for c in row if c[\'kind\'] == kind)\n             '
-     '+ f"; horizon {v[\'horizon\']}", flush=True)',
+     'print(f"{r.name:>18} {label:>16} L_ex={L} {kind:>6}: benefit by d "\n'
+     '                  + \' \'.join(f"{c[\'d\']}:{c[\'benefit\']:.3f}" for c in row if c[\'kind\'] == kind)\n'
+     '                  + f"; horizon {v[\'horizon\']}", flush=True)',
      'print(flush=True)'):
         'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
     ('analysis/recall.py',
@@ -397,4 +397,8 @@ KILLED_SINCE = {
      "verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)",
      "verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] != mult], r.L_tr)"):
         'tests/test_recall.py::test_main_writes_what_an_independent_scorer_rebuilds',
+    ('analysis/recall.py',
+     'run(main, DEFAULTS, __doc__)',
+     'run(main, __doc__)'):
+        'tests/test_recall.py::test_the_command_line_names_a_bad_value_in_one_line',
 }
