@@ -41,9 +41,11 @@ def test_recall_pair_by_hand():
             assert rep[0] == ctl[0] == bos
             keep[0] = False
         assert (rep[keep] == filler[keep]).all()
-    for d, bos in [(3, None), (37, None), (36, 0)]:
-        with pytest.raises(ValueError, match=f'd={d} is outside'):
+    for d, bos, top in [(3, None, 36), (37, None, 36), (36, 0, 35)]:  # d from s = 4 to L - s (- 1 with a BOS)
+        with pytest.raises(ValueError, match=f'^d={d} is outside 4..{top}: the copies of 4 tokens must not overlap'):
             recall_pair(filler, S, S2, d, bos)
+    with pytest.raises(ValueError, match="^S has 4 tokens, S' 3: they must be as long$"):
+        recall_pair(filler, S, S2[:3], 10)
 
 
 def test_distance_grid_by_hand():
