@@ -48,6 +48,22 @@ def test_recall_pair_by_hand():
         recall_pair(filler, S, S2[:3], 10)
 
 
+def test_too_many_spans_for_the_split_are_refused_by_name():
+    """2n spans of s tokens may take at most half the split (SPLIT: 2,015 tokens with its eots, half 1,007): n = 125
+    at s = 4 is 1,000 tokens and drawn, n = 126 (1,008) refused; a split whose documents hold fewer disjoint spans
+    than asked (300 documents of 3 tokens and one of 20: two spans of 8) says so. The fillers may start anywhere up
+    to len - L_ex, so L_ex = len - 1 leaves one start, 0."""
+    vocab = np.arange(1, helpers.V)
+    assert len(draw_spans(SPLIT, 4, 125, 0, ['text'], vocab)['text']) == 125
+    with pytest.raises(ConfigError, match=r"^n=126 spans of s=4 tokens \(and as many S'\) need more than half of "
+                                          r"hand's 2015 tokens; use a smaller n or span$"):
+        draw_spans(SPLIT, 4, 126, 0, ['text'], vocab)
+    short = helpers.make_split((3,) * 300 + (20,))
+    with pytest.raises(ConfigError, match=r'^hand holds fewer than 4 disjoint spans of 8 tokens inside its documents'):
+        draw_spans(short, 8, 2, 0, ['text'], vocab)
+    assert draw_fillers(SPLIT, len(SPLIT.tokens) - 1, None, 2, 4, 0) == [0, 0]
+
+
 def test_distance_grid_by_hand():
     assert distance_grid(1024, 256, 32) == [32, 64, 128, 256, 512, 992]
     assert distance_grid(256, 256, 32) == [32, 64, 128, 224]  # at 1x L - s stands for L_tr

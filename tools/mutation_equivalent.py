@@ -150,4 +150,13 @@ EQUIVALENT = {
      'held.update(dict.fromkeys(batches[-1][1], which[-1] - 1))'):
         "held[c] is the end of the batch before, always below this batch's end, so whether a cell "
         'joins a batch is decided by before[c] alone, with +1 or -1',
+    ('analysis/recall_inputs.py', 'if count * s > room // 2:',
+     'if count * s > room / 2:'):
+        'count * s is an integer, and an integer exceeds room // 2 exactly where it exceeds room / 2',
+    ('analysis/recall_inputs.py',
+     'rng, out = np.random.default_rng([seed, 2, L]), []',
+     'rng, out = np.random.default_rng([seed, 3, L]), []'):
+        'another stream of the same seed draws other fillers from the same uniform law: a different '
+        'sample, not a different method, and no test can prefer one stream to another (each JSON records '
+        'the fillers it used)',
 }
