@@ -62,6 +62,9 @@ def test_too_many_spans_for_the_split_are_refused_by_name():
     with pytest.raises(ConfigError, match=r'^hand holds fewer than 4 disjoint spans of 8 tokens inside its documents'):
         draw_spans(short, 8, 2, 0, ['text'], vocab)
     assert draw_fillers(SPLIT, len(SPLIT.tokens) - 1, None, 2, 4, 0) == [0, 0]
+    # L_ex = 2,000 leaves starts 0..14; a filler may end where S starts (S at 2,000: only 0 is clear) or start where
+    # it ends (S at 10..13: only 14)
+    assert [draw_fillers(SPLIT, 2000, [[a, a]], 1, 4, 0) for a in (2000, 10)] == [[0], [14]]
 
 
 def test_distance_grid_by_hand():
