@@ -65,6 +65,8 @@ def test_too_many_spans_for_the_split_are_refused_by_name():
     # L_ex = 2,000 leaves starts 0..14; a filler may end where S starts (S at 2,000: only 0 is clear) or start where
     # it ends (S at 10..13: only 14)
     assert [draw_fillers(SPLIT, 2000, [[a, a]], 1, 4, 0) for a in (2000, 10)] == [[0], [14]]
+    with pytest.raises(ConfigError, match=r'^L_ex=2000: found no filler in hand clear of span 0; use shorter lengths$'):
+        draw_fillers(SPLIT, 2000, [[12, 12]], 1, 4, 0)  # S at 12..15 leaves no start in 0..14
 
 
 def test_distance_grid_by_hand():

@@ -159,4 +159,9 @@ EQUIVALENT = {
         'another stream of the same seed draws other fillers from the same uniform law: a different '
         'sample, not a different method, and no test can prefer one stream to another (each JSON records '
         'the fillers it used)',
+    ('analysis/recall_inputs.py',
+     'return np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)',
+     'return np.asarray(a, ), np.asarray(b, dtype=np.int64)'):
+        'a random span is a list of Python ints, which numpy makes int64 here, and recall_pair writes it '
+        'into an int64 row either way',
 }
