@@ -1349,3 +1349,18 @@ q('what it loses with length is not the far context but the near one ({:.3f} at 
   f"{T5.format('text', 1, 32)}['benefit']", "32", f"{T5.format('text', 16, 32)}['benefit']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('- T5 is not flat ({:.3f} for the probed seed {})', "ppl('t5-s0', 16) / ppl('t5-s0', 1)", "0")
+
+# results/recall (#72): sinusoidal
+q = at('results/recall/README.md', 'results/recall/tiny_sinusoidal.json')
+SN = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+q('at {:g} L_tr {:.3f} nats/token at d = {} for\ntext and {:.3f} at d = {} for random tokens.',
+  "1", f"{SN.format('text', 1, 64)}['benefit']", "64", f"{SN.format('random', 1, 32)}['benefit']", "32")
+q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {} (p = {:.2g}), and random tokens are recalled at no\n'
+  'distance.', f"{SN.format('text', 16, 32)}['benefit']", "32", f"{SN.format('text', 16, 512)}['benefit']", "512",
+  f"{SN.format('text', 16, 512)}['p']")
+q('Its horizon of {} and', "next(v for v in d['results'][0]['verdicts'] if v['kind'] == 'text' and v['mult'] == 16)"
+  "['horizon'] if all(v['horizon'] == 0 for v in d['results'][0]['verdicts'] if v['kind'] == 'random' "
+  "and v['mult'] > 1) else None")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('where its perplexity is {:.3f} times its\n1x', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)")
+q('its perplexity explodes ({:.3f} for seed {})', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)", "0")
