@@ -21,8 +21,8 @@ and name keeps the rows of the same mutant (index and lines) of the same code an
 on where it stopped. On stderr a line after each mutant and every 30 s while one runs: the module, k of n, the kills
 so far, the time left at the rate seen. Each survivor gets its verdict: why it computes the same numbers
 (tools/mutation_equivalent.py), or the test that kills it (tools/mutation_killed_since.py); --annotate sets them anew,
-running each such test on its mutant. With
-name=after or name=wide, <out_dir>/README.md shows the runs it finds there (wide, after with before beside it).
+running each such test on its mutant. With name=after or name=wide, <out_dir>/README.md shows the runs it finds there
+(wide, after with before beside it).
 """
 import difflib
 import hashlib
