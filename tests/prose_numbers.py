@@ -1364,3 +1364,17 @@ q('Its horizon of {} and', "next(v for v in d['results'][0]['verdicts'] if v['ki
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('where its perplexity is {:.3f} times its\n1x', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)")
 q('its perplexity explodes ({:.3f} for seed {})', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)", "0")
+
+# results/recall (#72): NoPE
+q = at('results/recall/README.md', 'results/recall/tiny_none.json')
+NP = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+NV = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
+q('even at {:g} L_tr: {:.3f}\nnats/token at d = {} for text, and a horizon of {} for random tokens at every length.',
+  "1", f"{NP.format('text', 1, 32)}['benefit']", "32",
+  "max(v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'random')")
+q('At {:g} L_tr, where its\nperplexity is', "16")
+q('text still shows {:.3f} at d = {:,} (p = {:.2g}), the horizon.', f"{NP.format('text', 16, 1024)}['benefit']",
+  f"{NV.format('text', 16)}['horizon']", f"{NP.format('text', 16, 1024)}['p']")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('perplexity is {:.3f} times its 1x, text still', "ppl('none-s0', 16) / ppl('none-s0', 1)")
+q('NoPE ({:.3f}) recalls a trace of text past L_tr', "ppl('none-s0', 16) / ppl('none-s0', 1)")
