@@ -419,3 +419,19 @@ def test_the_command_line_names_a_bad_value_in_one_line(monkeypatch):
     monkeypatch.setattr(sys, 'argv', ['analysis/recall.py', '--kinds=words'])
     with pytest.raises(SystemExit, match=r'^error: kinds=words; allowed: text, random$'):
         runpy.run_module('analysis.recall', run_name='__main__')
+
+
+def test_the_probe_table_by_hand():
+    """recall_report.tables on hand-made cells (L_tr = 32): at 1x d = 4, 8, 40 with benefits 0.5, 0.2 (not
+    significant), 0.1: horizon 40, share past L_tr 0.1 / 0.5 = 0.20; at 2x one distance (horizon 4, nothing past
+    L_tr: —); at 4x a cell still running (no benefit): no line."""
+    from analysis.recall_report import tables
+    cell = lambda d, b, sig, mult=1.0: dict(kind='text', mult=mult, L_ex=int(64 * mult), d=d, benefit=b,
+                                            ci95=None if b is None else [b - 0.01, b + 0.01], significant=sig)
+    cells = [cell(4, 0.5, True), cell(40, 0.1, True), cell(8, 0.2, False), cell(4, 0.3, True, 2.0),
+             cell(4, None, False, 4.0)]
+    assert tables(dict(kinds=['text']), [dict(ckpt='a-s0', variant='vanilla', L_tr=32, cells=cells)]) == (
+        '### text: recall benefit (nats/token, 95% CI) by d\n\n'
+        '| model | L_ex / L_tr | d=4 | d=8 | d=40 | horizon | share > L_tr |\n|---|---|---|---|---|---|---|\n'
+        '| a-s0 [vanilla] | 1 | 0.500 ± 0.010 | 0.200 ± 0.010 · | 0.100 ± 0.010 | 40 | 0.20 |\n'
+        '| a-s0 [vanilla] | 2 | 0.300 ± 0.010 |  |  | 4 | — |\n\n')

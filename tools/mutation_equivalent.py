@@ -164,4 +164,20 @@ EQUIVALENT = {
      'return np.asarray(a, ), np.asarray(b, dtype=np.int64)'):
         'a random span is a list of Python ints, which numpy makes int64 here, and recall_pair writes it '
         'into an int64 row either way',
+    ('analysis/recall_report.py',
+     'fig, axes = plt().subplots(n_rows, cols, figsize=(3.6 * cols, 2.8 * n_rows), squeeze=False, '
+     "layout='constrained')",
+     "fig, axes = plt().subplots(n_rows, cols, figsize=None, squeeze=False, layout='constrained')"):
+        "the PNG's size or layout: no number changes",
+    ('analysis/recall_report.py',
+     'fig, axes = plt().subplots(n_rows, cols, figsize=(3.6 * cols, 2.8 * n_rows), squeeze=False, '
+     "layout='constrained')",
+     'fig, axes = plt().subplots(n_rows, cols, figsize=(3.6 * cols, 2.8 * n_rows), squeeze=False, )'):
+        "the PNG's size or layout: no number changes",
+    ('analysis/recall_report.py',
+     'fig, axes = plt().subplots(n_rows, cols, figsize=(3.6 * cols, 2.8 * n_rows), squeeze=False, '
+     "layout='constrained')",
+     'fig, axes = plt().subplots(n_rows, cols, figsize=(4.6 * cols, 2.8 * n_rows), squeeze=False, '
+     "layout='constrained')"):
+        "the PNG's size or layout: no number changes",
 }
