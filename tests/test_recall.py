@@ -435,3 +435,26 @@ def test_the_probe_table_by_hand():
         '| model | L_ex / L_tr | d=4 | d=8 | d=40 | horizon | share > L_tr |\n|---|---|---|---|---|---|---|\n'
         '| a-s0 [vanilla] | 1 | 0.500 ± 0.010 | 0.200 ± 0.010 · | 0.100 ± 0.010 | 40 | 0.20 |\n'
         '| a-s0 [vanilla] | 2 | 0.300 ± 0.010 |  |  | 4 | — |\n\n')
+
+
+def test_the_figure_plots_each_lengths_own_cells():
+    """recall_report.curve draws one kind at one length: text at 1x from cells at d = 4 and 8 (0.5, 0.3), not the
+    random cell at d = 4 or the 2x cell at d = 16 beside them; an empty selection draws nothing."""
+    from analysis.recall_report import curve
+
+    class Ax:
+        def __init__(self):
+            self.lines = []
+
+        def plot(self, x, y, *args, **kw):
+            self.lines.append((list(x), [round(float(v), 6) for v in y]))
+
+        def fill_between(self, *args, **kw):
+            pass
+    cell = lambda kind, mult, d, b: dict(kind=kind, mult=mult, d=d, benefit=b, ci95=[b - 0.1, b + 0.1])
+    runs = [dict(cells=[cell('text', 1.0, 4, 0.5), cell('text', 1.0, 8, 0.3), cell('random', 1.0, 4, 0.9),
+                        cell('text', 2.0, 16, 0.2)])]
+    ax = Ax()
+    curve(ax, runs, 'text', 1.0, 'C0')
+    curve(ax, runs, 'text', 4.0, 'C1')
+    assert ax.lines == [([4, 8], [0.5, 0.3])]

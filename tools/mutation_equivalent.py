@@ -180,4 +180,24 @@ EQUIVALENT = {
      'fig, axes = plt().subplots(n_rows, cols, figsize=(4.6 * cols, 2.8 * n_rows), squeeze=False, '
      "layout='constrained')"):
         "the PNG's size or layout: no number changes",
+    ('analysis/recall_report.py',
+     "ax.axis('on')",
+     'ax.axis(None)'):
+        "the PNG's panel frame: no number changes",
+    ('analysis/recall_report.py',
+     "ax.axhline(0, color='gray', lw=0.5)",
+     "ax.axhline(0, color='gray', lw=1.5)"):
+        "the PNG's zero line drawn thicker: no number changes",
+    ('analysis/recall_report.py',
+     'ax.set_title(f"{group} [{variant}]: {kind}", fontsize=7)',
+     'ax.set_title(None, fontsize=7)'):
+        "the PNG's panel titles left out: no number changes (recall.md names every row)",
+    ('analysis/recall_report.py',
+     "ax.set_ylabel('benefit (nats/token)', fontsize=7)",
+     "ax.set_ylabel('benefit (nats/token)', fontsize=None)"):
+        "the PNG's axis label in matplotlib's default size: no number changes",
+    ('analysis/recall_report.py',
+     'ax.legend(fontsize=6)',
+     'ax.legend(fontsize=7)'):
+        "the PNG's legend a point larger: no number changes",
 }
