@@ -1237,7 +1237,8 @@ q('Recall at {:g}x: {:.3f} nats/token at d = {}, {:.3f} at {:,} (p = {:.2g}) |',
 q('recall: {} spans, seed {}', "d['settings']['n']", "0")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RU = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.25)"
-q("{:g} L_tr done and {:g} L_tr's NIAH, n = {} each): at {:,} tokens", "0.25", "0.5", f"{RU.format('vt')}['n']",
+q("{:g} and {:g} L_tr done, n = {} each): at {:,} tokens", "0.25",
+  "0.5 if all(not r.get('partial') for r in d['results'] if r['mult'] == 0.5) else None", f"{RU.format('vt')}['n']",
   f"{RU.format('vt')}['L_ex']")
 q('NIAH single 1 scores {:.1f}, single 2 (a number in an essay) {:.1f}, single 3 (a UUID) {:.1f} [{:.1f}, {:.1f}], '
   'and variable tracking {:.1f} [{:.1f}, {:.1f}]', f"{RU.format('niah_single_1')}['score']",
@@ -1323,12 +1324,14 @@ q('At {:g} L_tr it\nrecalls {:.3f} at d = {}, where the earlier copy starts at t
   f"{RR.format('text', 4, 512)}['benefit']", "512")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RH = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.5)"
-q('At {:g} L_tr ({:,} tokens; vt not run yet) single 1 still scores\n{:.1f}, but single 2 falls to '
-  '{:.1f} [{:.1f}, {:.1f}] and single 3 to {:.1f} [{:.1f}, {:.1f}]', "0.5", f"{RH.format('niah_single_3')}['L_ex']",
+q('At {:g} L_tr ({:,} tokens) single 1 still scores\n{:.1f}, but single 2 falls to '
+  '{:.1f} [{:.1f}, {:.1f}] and single 3 to {:.1f} [{:.1f}, {:.1f}], and variable tracking scores {:.1f}\n'
+  '[{:.1f}, {:.1f}]', "0.5", f"{RH.format('niah_single_3')}['L_ex']",
   f"{RH.format('niah_single_1')}['score']", f"{RH.format('niah_single_2')}['score']",
   f"{RH.format('niah_single_2')}['ci95'][0]", f"{RH.format('niah_single_2')}['ci95'][1]",
   f"{RH.format('niah_single_3')}['score']", f"{RH.format('niah_single_3')}['ci95'][0]",
-  f"{RH.format('niah_single_3')}['ci95'][1]")
+  f"{RH.format('niah_single_3')}['ci95'][1]", f"{RH.format('vt')}['score']", f"{RH.format('vt')}['ci95'][0]",
+  f"{RH.format('vt')}['ci95'][1]")
 
 # results/recall (#72): T5
 q = at('results/recall/README.md', 'results/recall/tiny_t5.json')
