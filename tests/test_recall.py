@@ -439,22 +439,26 @@ def test_the_probe_table_by_hand():
 
 def test_the_figure_plots_each_lengths_own_cells():
     """recall_report.curve draws one kind at one length: text at 1x from cells at d = 4 and 8 (0.5, 0.3), not the
-    random cell at d = 4 or the 2x cell at d = 16 beside them; an empty selection draws nothing."""
+    random cell at d = 4 or the 2x cell at d = 16 beside them, its band the cells' 95% CI; over two seeds (0.5 and
+    0.7, 0.3 and 0.1) the seeds' mean 0.6, 0.2 with a band of one sd (ddof 1: 0.1414); nothing where no cell fits."""
     from analysis.recall_report import curve
 
     class Ax:
         def __init__(self):
-            self.lines = []
+            self.lines, self.bands = [], []
 
         def plot(self, x, y, *args, **kw):
-            self.lines.append((list(x), [round(float(v), 6) for v in y]))
+            self.lines.append((list(x), [round(float(v), 4) for v in y], kw['color'], kw['label']))
 
-        def fill_between(self, *args, **kw):
-            pass
+        def fill_between(self, x, lo, hi, **kw):
+            self.bands.append((list(x), [round(float(v), 4) for v in lo], [round(float(v), 4) for v in hi]))
     cell = lambda kind, mult, d, b: dict(kind=kind, mult=mult, d=d, benefit=b, ci95=[b - 0.1, b + 0.1])
-    runs = [dict(cells=[cell('text', 1.0, 4, 0.5), cell('text', 1.0, 8, 0.3), cell('random', 1.0, 4, 0.9),
-                        cell('text', 2.0, 16, 0.2)])]
+    one = [dict(cells=[cell('text', 1.0, 4, 0.5), cell('text', 1.0, 8, 0.3), cell('random', 1.0, 4, 0.9),
+                       cell('text', 2.0, 16, 0.2)])]
+    two = one + [dict(cells=[cell('text', 1.0, 4, 0.7), cell('text', 1.0, 8, 0.1)])]
     ax = Ax()
-    curve(ax, runs, 'text', 1.0, 'C0')
-    curve(ax, runs, 'text', 4.0, 'C1')
-    assert ax.lines == [([4, 8], [0.5, 0.3])]
+    for runs in (one, two):
+        curve(ax, runs, 'text', 1.0, 'C0')
+        curve(ax, runs, 'text', 4.0, 'C1')
+    assert ax.lines == [([4, 8], [0.5, 0.3], 'C0', '1x L_tr'), ([4, 8], [0.6, 0.2], 'C0', '1x L_tr (2 seeds)')]
+    assert ax.bands == [([4, 8], [0.4, 0.2], [0.6, 0.4]), ([4, 8], [0.4586, 0.0586], [0.7414, 0.3414])]

@@ -464,4 +464,36 @@ KILLED_SINCE = {
      'if not ds:',
      'if ds:'):
         'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     "sd = np.array([np.std([b[d]['benefit'] for b in by_run], ddof=1) for d in ds])",
+     "sd = np.array([np.std([b[d]['benefit'] for b in by_run], ddof=2) for d in ds])"):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     'lo, hi = mean - sd, mean + sd',
+     'lo, hi = mean + sd, mean + sd'):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     "ax.plot(ds, mean, 'o-', ms=3, color=color, label=f'{mult:g}x L_tr' + (f' ({len(by_run)} seeds)'",
+     "ax.plot(mean, 'o-', ms=3, color=color, label=f'{mult:g}x L_tr' + (f' ({len(by_run)} seeds)'"):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     "ax.plot(ds, mean, 'o-', ms=3, color=color, label=f'{mult:g}x L_tr' + (f' ({len(by_run)} seeds)'",
+     "ax.plot(ds, mean, 'o-', ms=3, label=f'{mult:g}x L_tr' + (f' ({len(by_run)} seeds)'"):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     "if len(by_run) > 1 else ''))",
+     "if (len(by_run) > 1) and False else ''))"):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     "if len(by_run) > 1 else ''))",
+     "if len(by_run) > 2 else ''))"):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     'ax.fill_between(ds, lo, hi, color=color, alpha=0.2)',
+     'ax.fill_between(lo, hi, color=color, alpha=0.2)'):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
+    ('analysis/recall_report.py',
+     'ax.fill_between(ds, lo, hi, color=color, alpha=0.2)',
+     'ax.fill_between(ds, hi, color=color, alpha=0.2)'):
+        'tests/test_recall.py::test_the_figure_plots_each_lengths_own_cells',
 }
