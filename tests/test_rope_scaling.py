@@ -145,8 +145,8 @@ def test_an_extension_over_a_checkpoint_counts_from_the_length_it_was_trained_on
 
 
 def test_bad_rope_settings_are_one_line_errors_naming_the_values():
-    """GPTConfig refuses a scaling it does not know, a scale under 1 and a negative setting, the original length
-    included, each in one line naming the values and what is allowed (rope_scaling.check)."""
+    """GPTConfig refuses a scale under 1 and a negative setting, the original length included, each in one line
+    naming the values and what is allowed (rope_scaling.check)."""
     with pytest.raises(ValueError, match=r"^rope_scaling='yarn', rope_scale=0.5: allowed '', 'pi', 'ntk', 'dynamic', "
                                          r"'yarn', 'llama3' with rope_scale >= 1$"):
         ours(16, 1e4, rope_scaling='yarn', rope_scale=0.5)
