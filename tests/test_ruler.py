@@ -404,3 +404,17 @@ def test_the_effective_length_is_relative_to_the_models_own_score_at_its_shortes
                                   + avgs('b', {0.25: 50.0, 0.5: 43.0, 1.0: 42.5, 2.0: 10.0})  # 42.5 is the bar
                                   + avgs('c', {0.25: 0.0, 0.5: 0.0}))
     assert got == {('a', 'vanilla'): 0.5, ('b', 'vanilla'): 1.0, ('c', 'vanilla'): None}
+
+
+def test_a_folder_with_named_chat_templates_gives_its_default_one(tmp_path):
+    """tokenizer_config.json may hold chat_template as a list of named templates: the one named 'default' is the
+    model's chat template; a folder with none gives None."""
+    from types import SimpleNamespace
+    folder = tmp_path / 'model'
+    folder.mkdir()
+    (folder / 'config.json').write_text('{}')
+    named = [dict(name='tool_use', template='T'), dict(name='default', template='D')]
+    (folder / 'tokenizer_config.json').write_text(json.dumps(dict(chat_template=named)))
+    assert ruler.chat_template(SimpleNamespace(path=str(folder))) == 'D'
+    (folder / 'tokenizer_config.json').write_text('{}')
+    assert ruler.chat_template(SimpleNamespace(path=str(folder))) is None

@@ -20,7 +20,7 @@ Writes <out_dir>/<name>.json after every mutant (status 'partial' until the last
 and name keeps the rows of the same mutant (index and lines) of the same code and test files, so a stopped run goes
 on where it stopped. On stderr a line after each mutant and every 30 s while one runs: the module, k of n, the kills
 so far, the time left at the rate seen. Each survivor gets its verdict: why it computes the same numbers
-(tools/mutation_equivalent.py), or the test that kills it (tools/mutation_killed_since.py); --annotate sets them anew,
+(tools/mutation_equivalent.py), or the test that kills it (tools/mutation_killed_since*.py); --annotate sets them anew,
 running each such test on its mutant. With name=after or name=wide, <out_dir>/README.md shows the runs it finds there
 (wide, after with before beside it).
 """
@@ -40,7 +40,10 @@ import time
 from lexgpt.outputs import md_table, read_json, write_outputs
 from lexgpt.config import ConfigError, run
 from tools.mutation_equivalent import EQUIVALENT
-from tools.mutation_killed_since import KILLED_SINCE
+from tools.mutation_killed_since import KILLED_SINCE as LIBRARY_KILLERS
+from tools.mutation_killed_since_analyses import KILLED_SINCE as ANALYSIS_KILLERS
+
+KILLED_SINCE = {**LIBRARY_KILLERS, **ANALYSIS_KILLERS}  # each key names its file: the two never share one
 
 INSTALL = 'python -m pip install mutmut==3.8.1'
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
