@@ -1209,20 +1209,22 @@ q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benef
 q('n = {} spans per cell, one seed.', "d['settings']['n']")
 
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
-RR = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+# a cell of a one-row probe JSON (kind, L_ex / L_tr, d), and a verdict (kind, L_ex / L_tr)
+CELL = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+VERDICT = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
 q('RoPE recalls less than ALiBi: {:.3f} nats/token at d = {} for text and {:.3f} for random tokens at {:g} L_tr.',
-  f"{RR.format('text', 1, 32)}['benefit']", "32", f"{RR.format('random', 1, 32)}['benefit']", "1")
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", f"{CELL.format('random', 1, 32)}['benefit']", "1")
 q('the benefit is {:.3f} at d = {} and {:.3f} at d = {:,} for text, and random tokens are recalled at no distance '
-  '({:.4f} at d = {}, p = {:.2g}).', f"{RR.format('text', 16, 32)}['benefit']", "32",
-  f"{RR.format('text', 16, 1024)}['benefit']", "1024", f"{RR.format('random', 16, 32)}['benefit']", "32",
-  f"{RR.format('random', 16, 32)}['p']")
+  '({:.4f} at d = {}, p = {:.2g}).', f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 1024)}['benefit']", "1024", f"{CELL.format('random', 16, 32)}['benefit']", "32",
+  f"{CELL.format('random', 16, 32)}['p']")
 q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
 q('where its perplexity is {:.3f} times its 1x', "ppl('rope-s0', 16) / ppl('rope-s0', 1)")
 q('- ALiBi is flat ({:.3f})', "ppl('alibi-s0', 16) / ppl('alibi-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
 q('recalls a span {:g} L_tr back (p = {:.2g} at d = {:,})', "1024 / 256", f"{RC.format('text', 1024)}['p']", "1024")
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
-q('keeps a trace of recall at every distance ({:.3f} nats/token)', f"{RR.format('text', 16, 1024)}['benefit']")
+q('keeps a trace of recall at every distance ({:.3f} nats/token)', f"{CELL.format('text', 16, 1024)}['benefit']")
 
 # README's first finding, its sinusoidal spread and ALiBi's recall (#71, #72)
 q = at('README.md', 'results/thesis/thesis.json')
@@ -1262,23 +1264,21 @@ q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")
 
 # results/recall (#72): KERPLE-log, and the windowed and LM-Infinite rows
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log.json')
-KL = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
-KV = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
-q('At {:g} L_tr KERPLE-log recalls {:.3f} nats/token at d = {} (text).', "1", f"{KL.format('text', 1, 32)}['benefit']",
-  "32")
+q('At {:g} L_tr KERPLE-log recalls {:.3f} nats/token at d = {} (text).', "1",
+  f"{CELL.format('text', 1, 32)}['benefit']", "32")
 q('At {:g} L_tr the text benefit is {:.3f} at d = {},\n{:.3f} at d = {:,} and {:.3f} at d = {:,}, the farthest '
   'the input allows (p = {:.0e}); random tokens: {:.3f}, {:.3f} and\n{:.3f}.', "16",
-  f"{KL.format('text', 16, 32)}['benefit']", "32", f"{KL.format('text', 16, 1024)}['benefit']", "1024",
-  f"{KL.format('text', 16, 4064)}['benefit']", "4064",
-  f"{KL.format('text', 16, 4064)}['p']", f"{KL.format('random', 16, 32)}['benefit']",
-  f"{KL.format('random', 16, 1024)}['benefit']", f"{KL.format('random', 16, 4064)}['benefit']")
+  f"{CELL.format('text', 16, 32)}['benefit']", "32", f"{CELL.format('text', 16, 1024)}['benefit']", "1024",
+  f"{CELL.format('text', 16, 4064)}['benefit']", "4064",
+  f"{CELL.format('text', 16, 4064)}['p']", f"{CELL.format('random', 16, 32)}['benefit']",
+  f"{CELL.format('random', 16, 1024)}['benefit']", f"{CELL.format('random', 16, 4064)}['benefit']")
 q('The horizon is the whole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {}',
-  f"{KV.format('text')}['share_beyond_L_tr']", "32")
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
 q('at 16 L_tr {:.3f} nats/token at d = {:,} (p = {:.0e}), {:.2f} of its benefit at d = {}.',
-  f"{KL.format('text', 16, 4064)}['benefit']", "4064", f"{KL.format('text', 16, 4064)}['p']",
-  f"{KV.format('text')}['share_beyond_L_tr']", "32")
-q('length costs it is recall next to the span ({:.3f} at 1x, {:.3f} at 16x)', f"{KL.format('text', 1, 32)}['benefit']",
-  f"{KL.format('text', 16, 32)}['benefit']")
+  f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']",
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
+q('length costs it is recall next to the span ({:.3f} at 1x, {:.3f} at 16x)',
+  f"{CELL.format('text', 1, 32)}['benefit']", f"{CELL.format('text', 16, 32)}['benefit']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
 q("- KERPLE-log is flat ({:.3f} for the probed seed {};", "ppl('kerple_log-s0', 16) / ppl('kerple_log-s0', 1)", "0")
@@ -1307,11 +1307,12 @@ q("The windows' flat perplexity ({:.3f} and {:.3f} at 16x)",
   "ppl('rope-s0', 16, 'windowed@L_tr') / ppl('rope-s0', 1, 'windowed@L_tr')")
 q = at('README.md', 'results/recall/tiny_kerple_log.json')
 q('Recall at {:g}x: KERPLE-log {:.3f} nats/token at d = {:,} (p = {:.0e}) | ', "16",
-  f"{KL.format('text', 16, 4064)}['benefit']", "4064", f"{KL.format('text', 16, 4064)}['p']")
+  f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']")
 # "all of 16x": the text horizon at 16x is the farthest d the input allows, L_ex - s
-q('KERPLE-log also recalls across all of {:g}x |', f"16 if {KV.format('text')}['horizon'] == 4096 - 32 else None")
+q('KERPLE-log also recalls across all of {:g}x |',
+  f"16 if {VERDICT.format('text', 16)}['horizon'] == 4096 - 32 else None")
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log_variants.json')
-KLJ = KL.replace("d['results']", "J('results/recall/tiny_kerple_log.json')['results']")
+KLJ = CELL.replace("d['results']", "J('results/recall/tiny_kerple_log.json')['results']")
 q('- KERPLE-log windowed: {:.3f} at d = {} (vanilla: {:.3f}), none past d = {}; LM-Infinite: the same, '
   'but for {:.3f} at\n  d = {:,}.', f"{VA.format(W, 32)}['benefit']", "32", f"{KLJ.format('text', 16, 32)}['benefit']",
   "256",
@@ -1320,8 +1321,8 @@ q('from d = {} to {:,} they recall nothing', "512 if max(c['benefit'] for r in d
   "c['mult'] == 16 and 512 <= c['d'] <= 2048) < 0.001 else None", "2048")
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
 q('At {:g} L_tr it\nrecalls {:.3f} at d = {}, where the earlier copy starts at the input\'s first token, '
-  'against {:.3f} at d = {}', "4", f"{RR.format('text', 4, 992)}['benefit']", "992",
-  f"{RR.format('text', 4, 512)}['benefit']", "512")
+  'against {:.3f} at d = {}', "4", f"{CELL.format('text', 4, 992)}['benefit']", "992",
+  f"{CELL.format('text', 4, 512)}['benefit']", "512")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RH = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.5)"
 q('At {:g} L_tr ({:,} tokens) single 1 still scores\n{:.1f}, but single 2 falls to '
@@ -1335,32 +1336,29 @@ q('At {:g} L_tr ({:,} tokens) single 1 still scores\n{:.1f}, but single 2 falls 
 
 # results/recall (#72): T5
 q = at('results/recall/README.md', 'results/recall/tiny_t5.json')
-T5 = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
-T5V = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
-q('At {:g} L_tr T5 recalls {:.3f} nats/token at d = {} (text).', "1", f"{T5.format('text', 1, 32)}['benefit']", "32")
+q('At {:g} L_tr T5 recalls {:.3f} nats/token at d = {} (text).', "1", f"{CELL.format('text', 1, 32)}['benefit']", "32")
 q('At {:g} L_tr the text benefit is {:.3f} at d = {}, {:.3f} at\nd = {:,} and {:.3f} at d = {:,} (p = {:.0e}); random '
-  'tokens: {:.3f}, {:.3f} and {:.3f}.', "16", f"{T5.format('text', 16, 32)}['benefit']", "32",
-  f"{T5.format('text', 16, 1024)}['benefit']", "1024", f"{T5.format('text', 16, 4064)}['benefit']", "4064",
-  f"{T5.format('text', 16, 4064)}['p']", f"{T5.format('random', 16, 32)}['benefit']",
-  f"{T5.format('random', 16, 1024)}['benefit']", f"{T5.format('random', 16, 4064)}['benefit']")
+  'tokens: {:.3f}, {:.3f} and {:.3f}.', "16", f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 1024)}['benefit']", "1024", f"{CELL.format('text', 16, 4064)}['benefit']", "4064",
+  f"{CELL.format('text', 16, 4064)}['p']", f"{CELL.format('random', 16, 32)}['benefit']",
+  f"{CELL.format('random', 16, 1024)}['benefit']", f"{CELL.format('random', 16, 4064)}['benefit']")
 q('The horizon is the\nwhole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {} (text).',
-  f"{T5V.format('text')}['share_beyond_L_tr'] if {T5V.format('text')}['horizon'] == "
-  f"{T5V.format('random')}['horizon'] == 4096 - 32 else None", "32")
-q('reads the whole input ({:.3f} nats/token at d = {:,} at {:g} L_tr)', f"{T5.format('text', 16, 4064)}['benefit']",
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr'] if {VERDICT.format('text', 16)}['horizon'] == "
+  f"{VERDICT.format('random', 16)}['horizon'] == 4096 - 32 else None", "32")
+q('reads the whole input ({:.3f} nats/token at d = {:,} at {:g} L_tr)', f"{CELL.format('text', 16, 4064)}['benefit']",
   "4064", "16")
 q('what it loses with length is not the far context but the near one ({:.3f} at d = {} at 1x, {:.3f} at 16x)',
-  f"{T5.format('text', 1, 32)}['benefit']", "32", f"{T5.format('text', 16, 32)}['benefit']")
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", f"{CELL.format('text', 16, 32)}['benefit']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('- T5 is not flat ({:.3f} for the probed seed {})', "ppl('t5-s0', 16) / ppl('t5-s0', 1)", "0")
 
 # results/recall (#72): sinusoidal
 q = at('results/recall/README.md', 'results/recall/tiny_sinusoidal.json')
-SN = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
 q('at {:g} L_tr {:.3f} nats/token at d = {} for\ntext and {:.3f} at d = {} for random tokens.',
-  "1", f"{SN.format('text', 1, 64)}['benefit']", "64", f"{SN.format('random', 1, 32)}['benefit']", "32")
+  "1", f"{CELL.format('text', 1, 64)}['benefit']", "64", f"{CELL.format('random', 1, 32)}['benefit']", "32")
 q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {} (p = {:.2g}), and random tokens are recalled at no\n'
-  'distance.', f"{SN.format('text', 16, 32)}['benefit']", "32", f"{SN.format('text', 16, 512)}['benefit']", "512",
-  f"{SN.format('text', 16, 512)}['p']")
+  'distance.', f"{CELL.format('text', 16, 32)}['benefit']", "32", f"{CELL.format('text', 16, 512)}['benefit']", "512",
+  f"{CELL.format('text', 16, 512)}['p']")
 q('Its horizon of {} and', "next(v for v in d['results'][0]['verdicts'] if v['kind'] == 'text' and v['mult'] == 16)"
   "['horizon'] if all(v['horizon'] == 0 for v in d['results'][0]['verdicts'] if v['kind'] == 'random' "
   "and v['mult'] > 1) else None")
@@ -1370,14 +1368,12 @@ q('its perplexity explodes ({:.3f} for seed {})', "ppl('sinusoidal-s0', 16) / pp
 
 # results/recall (#72): NoPE
 q = at('results/recall/README.md', 'results/recall/tiny_none.json')
-NP = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
-NV = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
 q('even at {:g} L_tr: {:.3f}\nnats/token at d = {} for text, and a horizon of {} for random tokens at every length.',
-  "1", f"{NP.format('text', 1, 32)}['benefit']", "32",
+  "1", f"{CELL.format('text', 1, 32)}['benefit']", "32",
   "max(v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'random')")
 q('At {:g} L_tr, where its\nperplexity is', "16")
-q('text still shows {:.3f} at d = {:,} (p = {:.2g}), the horizon.', f"{NP.format('text', 16, 1024)}['benefit']",
-  f"{NV.format('text', 16)}['horizon']", f"{NP.format('text', 16, 1024)}['p']")
+q('text still shows {:.3f} at d = {:,} (p = {:.2g}), the horizon.', f"{CELL.format('text', 16, 1024)}['benefit']",
+  f"{VERDICT.format('text', 16)}['horizon']", f"{CELL.format('text', 16, 1024)}['p']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('perplexity is {:.3f} times its 1x, text still', "ppl('none-s0', 16) / ppl('none-s0', 1)")
 q('NoPE ({:.3f}) recalls a trace of text past L_tr', "ppl('none-s0', 16) / ppl('none-s0', 1)")
