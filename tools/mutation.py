@@ -263,6 +263,19 @@ def annotate(data):
     return data
 
 
+def run_mutated(path, code, mutated, tree, tests, label, run_tests=pytest):
+    """tests run in tree while the file at path holds `mutated` in place of its `code`, which is put back after, with
+    a heartbeat naming label every 30 s -> run_tests' (status, first failing test, seconds)."""
+    try:
+        with open(path, 'w') as f:
+            f.write(mutated)
+        tick = lambda sec: print(f"  {label}: {' '.join(tests)} running for {sec:.0f} s", file=sys.stderr, flush=True)
+        return run_tests(tree, tests, 600, tick)
+    finally:
+        with open(path, 'w') as f:
+            f.write(code)
+
+
 def check_killers(data, tree, run_tests=None):
     """Each KILLED_SINCE note put to the test in `tree` (a copy of this tree): the mutant's line put back in its file,
     found by its text wherever the code has moved since, and the named test run; the note stands where it fails.
@@ -276,15 +289,8 @@ def check_killers(data, tree, run_tests=None):
             if r['before'] not in code:
                 r['killed_since_checked'] = 'line gone'
                 continue
-            try:
-                with open(path, 'w') as f:
-                    f.write(code.replace(r['before'], r['after'], 1))
-                tick = lambda sec: print(f"  {m['file']}:{r['line']}: {r['killed_since_by']} running for {sec:.0f} s",
-                                         file=sys.stderr, flush=True)
-                status, _, _ = run_tests(tree, [r['killed_since_by']], 600, tick)
-            finally:
-                with open(path, 'w') as f:
-                    f.write(code)
+            status, _, _ = run_mutated(path, code, code.replace(r['before'], r['after'], 1), tree,
+                                       [r['killed_since_by']], f"{m['file']}:{r['line']}", run_tests)
             r['killed_since_checked'] = status != 'passed'
             print(f"  {m['file']}:{r['line']}: {r['killed_since_by']} {'fails' if status != 'passed' else 'PASSES'}",
                   file=sys.stderr, flush=True)

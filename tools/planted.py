@@ -10,12 +10,11 @@ writes planted.json (each defect, caught or not, by which test) and planted.md; 
 whose line is no longer in the code is an error naming it: the list follows the code.
 """
 import os
-import sys
 import tempfile
 
 from lexgpt.config import ConfigError, run
 from lexgpt.outputs import md_table, write_outputs
-from tools.mutation import pytest, snapshot
+from tools.mutation import pytest, run_mutated, snapshot
 
 RECALL, RULER = 'tests/test_recall.py', 'tests/test_ruler.py'
 # (file, the code before, after, what the defect does, the tests run)
@@ -58,14 +57,7 @@ def plant(tree, defect, run_tests=pytest):
         code = f.read()
     if code.count(before) != 1:
         raise ConfigError(f"{file}: {before!r} is in the code {code.count(before)} times, not once: update PLANTED")
-    try:
-        with open(path, 'w') as f:
-            f.write(code.replace(before, after))
-        tick = lambda sec: print(f"  {file}: {tests} running for {sec:.0f} s", file=sys.stderr, flush=True)
-        status, first, seconds = run_tests(tree, [tests], 600, tick)
-    finally:
-        with open(path, 'w') as f:
-            f.write(code)
+    status, first, seconds = run_mutated(path, code, code.replace(before, after), tree, [tests], file, run_tests)
     return dict(file=file, before=before, after=after, what=what, tests=tests, caught=status != 'passed',
                 status=status, by=first, seconds=round(seconds, 1))
 
