@@ -117,3 +117,33 @@ def test_real_config_files_are_valid():
         script_defaults = __import__(cfg['script'][:-3]).DEFAULTS  # every run's arguments are keys of its script
         for argv, _ in (sweep.command(cfg, p) for p in sweep.points(cfg['grid'])):
             parse_config(script_defaults, [a for a in argv[2:] if not a.startswith('--init_from=out/')])
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def scripts():
+    """Every file a user runs through lexgpt.config.run: a DEFAULTS and a __main__ block."""
+    found = []
+    for folder in ('', 'analysis', 'tools', 'data'):
+        for name in sorted(os.listdir(os.path.join(ROOT, folder or '.'))):
+            path = os.path.join(ROOT, folder, name)
+            if name.endswith('.py') and os.path.isfile(path):
+                text = open(path).read()
+                if "\nif __name__ == '__main__':" in text and '\nDEFAULTS = ' in text:
+                    found.append(os.path.join(folder, name))
+    return found
+
+
+@pytest.mark.parametrize('script', scripts())
+def test_every_scripts_help_starts_with_its_docstring(script, monkeypatch):
+    """`python <script>.py --help` (or python -m ...) shows the script's docstring, its examples first, above the
+    keys: the one place a user reads what a script does before running it."""
+    import ast
+    import runpy
+    path = os.path.join(ROOT, script)
+    doc = ast.get_docstring(ast.parse(open(path).read()), clean=False)
+    monkeypatch.setattr('sys.argv', [path, '--help'])
+    with pytest.raises(SystemExit) as e:
+        runpy.run_path(path, run_name='__main__')
+    assert doc and str(e.value.code).startswith(doc.strip() + '\n\nusage: ')

@@ -4,8 +4,10 @@ intervals against hand-computed and scipy's values, RULER's jsonl both ways, gre
 against recomputing every step, and a tiny random Llama through the whole command."""
 import collections
 import json
+import math
 import os
 import re
+import time
 
 import pytest
 import torch
@@ -195,9 +197,16 @@ def test_a_ruler_jsonl_round_trips_and_bad_lines_are_one_line(tmp_path):
     rt.write_jsonl(path, rows)
     assert rt.read_jsonl(path) == rows and rt.task_of_path(path) == 'niah_multiquery'
     assert rt.task_of_path(str(tmp_path / 'preds' / 'vt.jsonl')) == 'vt'
+    with open(path, 'a') as f:  # a blank line is skipped, not the end
+        f.write('\n' + json.dumps(rows[0]) + '\n{"index": 3, "input": "x"}\n')
+    with pytest.raises(ConfigError, match=r'validation.jsonl line 6 lacks outputs'):
+        rt.read_jsonl(path)
+    with open(path, 'w') as f:
+        f.write(json.dumps(rows[0]) + '\n\n' + json.dumps(rows[1]) + '\n')
+    assert rt.read_jsonl(path) == rows[:2]
     with open(path, 'a') as f:
-        f.write('{"index": 3, "input": "x"}\n')
-    with pytest.raises(ConfigError, match=r'validation.jsonl line 4 lacks outputs'):
+        f.write('{"index": 3,\n')
+    with pytest.raises(ConfigError, match=r'validation.jsonl line 4 is not JSON \(Expecting'):
         rt.read_jsonl(path)
     with pytest.raises(ConfigError, match=r"task 'other'; allowed"):
         rt.task_of_path(str(tmp_path / 'other' / 'validation.jsonl'))
@@ -334,6 +343,8 @@ def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
         assert row['score'] == pytest.approx(100 * sum(rt.match(x['pred'], x['outputs'], 'all') for x in lines) / 2)
         assert all(x['input'].startswith('<|im_start|>user\n') and x['length'] <= 1024 for x in lines)
         assert all(set(x) >= {'index', 'input', 'outputs', 'length', 'pred', 'others'} for x in lines)
+        for key in ('seconds', 'cpu_seconds'):
+            assert row[f'{key}_per_sample'] == pytest.approx(sum(s[key] for s in row['samples']) / 2)
     first = rows[0]['samples'][0]
     lines = rt.read_jsonl(ruler.jsonl_path(dict(out_dir=str(out), name='ruler'), rows[0]))
     prompt = [256] + tok.encode(lines[0]['input'] + lines[0]['answer_prefix'])
@@ -355,6 +366,7 @@ def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
     os.replace(tmp_path / 's' / 'ruler.json', stopped)
     partial = json.load(open(stopped))
     assert partial['partial'] and [len(r['samples']) for r in partial['results']] == [2, 1]
+    assert [r.get('partial', False) for r in partial['results']] == [False, True]  # the cell it stopped in
     calls.clear()
     monkeypatch.setattr(ruler, 'answer', lambda *a: calls.append(a[1][0]) or real(*a))
     again = run_ruler(args + [f'--reuse={stopped}', f'--out_dir={tmp_path / "s"}'])
@@ -364,19 +376,23 @@ def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
 
 def test_bad_settings_are_one_line_errors(tmp_path):
     ckpt = save_ckpt(tmp_path, tiny('alibi', vocab_size=256), 'alibi')
+    foreign = tmp_path / 'passkey.json'  # another analysis' JSON given to --reuse
+    foreign.write_text(json.dumps(dict(results=[dict(ckpt='alibi', accuracy=0.5)])))
     for arg, message in [('--tasks=niah_single_1,qa_3', "tasks: 'qa_3'; allowed: niah_single_1"),
                          ('--template=chatml', "template='chatml'; allowed: auto, chat, base"),
                          ('--template=chat', 'has no chat template in its files; use template=base'),
                          ('--lengths=4', r'niah_single_1 takes \d+ tokens with its smallest haystack'),
                          ('--data=nowhere/vt.jsonl', "data='nowhere/vt.jsonl' does not exist"),
-                         ('--n=0', 'n=0 must be >= 1')]:
+                         ('--n=0', 'n=0 must be >= 1'),
+                         (f'--reuse={foreign}', 'is not a JSON of analysis.ruler')]:
         with pytest.raises(ConfigError, match=message):
             run_ruler([f'--ckpt={ckpt}', '--tasks=niah_single_1', arg, f'--out_dir={tmp_path}'])
 
 
-def test_rulers_own_data_is_scored_as_it_stands(tmp_path, monkeypatch):
+def test_rulers_own_data_is_scored_as_it_stands(tmp_path, monkeypatch, capsys):
     """--data: prepare.py's rows (their model template already in the input) go to the model as input + answer prefix;
-    QA, which we cannot generate, is scored by string_match_part."""
+    QA, which we cannot generate, is scored by string_match_part. While a sample decodes, a heartbeat on stderr says
+    which sample of the cell it is."""
     ckpt = save_ckpt(tmp_path, tiny('alibi', vocab_size=256, block_size=256), 'alibi')
     monkeypatch.setitem(rt.KINDS['qa'], 'tokens_to_generate', 4)
     rows = [dict(index=i, input=f'[INST] Question {i}? [/INST]', answer_prefix=' Answer:', outputs=['abc', 'x'],
@@ -384,9 +400,17 @@ def test_rulers_own_data_is_scored_as_it_stands(tmp_path, monkeypatch):
     rt.write_jsonl(str(tmp_path / 'qa_1' / 'validation.jsonl'), rows)
     prompts = []
     real = ruler.answer
-    monkeypatch.setattr(ruler, 'answer', lambda *a: prompts.append(a[3]) or real(*a))
+
+    def slow_first(*a):
+        if not prompts:
+            time.sleep(0.5)  # heartbeats while the first sample runs
+        return prompts.append(a[3]) or real(*a)
+    monkeypatch.setattr(ruler, 'answer', slow_first)
+    monkeypatch.setattr(ruler, 'BEAT_SECONDS', 0.05)
     (row,) = run_ruler([f'--ckpt={ckpt}', f'--data={tmp_path / "qa_1" / "validation.jsonl"}', '--n=2',
                         f'--out_dir={tmp_path / "out"}'])
+    beats = [line for line in capsys.readouterr().err.splitlines() if line.endswith('s on this cell')]
+    assert beats and re.search(r'qa_1 0.1602x: sample 1 of 2, \d+ s on this cell$', beats[0]), beats
     assert (row['task'], row['template'], row['L_ex'], row['mult'], row['n']) == ('qa_1', 'data', 41, 0.1602, 2)
     assert prompts == [BYTES(r['input'] + r['answer_prefix']) for r in rows[:2]]
     assert row['interval'] == 'wilson' and all(s['new_tokens'] <= 4 for s in row['samples'])
@@ -418,3 +442,165 @@ def test_a_folder_with_named_chat_templates_gives_its_default_one(tmp_path):
     assert ruler.chat_template(SimpleNamespace(path=str(folder))) == 'D'
     (folder / 'tokenizer_config.json').write_text('{}')
     assert ruler.chat_template(SimpleNamespace(path=str(folder))) is None
+
+
+def test_the_report_shows_each_cell_its_averages_and_effective_length(monkeypatch, capsys):
+    """report(): a table per model and variant (each cell score [interval] (n), RULER's average over complete cells),
+    the effective length under it and in the JSON, the same markdown printed, and a figure of one row of panels (a
+    task group each, then the average) on RULER's 0-100 scale. Hand rows: vanilla averages 80 then 60 (below 0.85 x
+    80 = 68: effective 0.25), yarn2 70 then 65 (above 59.5: effective 1); a partial cell at 2x counts in no average."""
+    def row(variant, task, mult, score, **more):
+        return dict(ckpt='m', variant=variant, task=task, mult=mult, L_ex=int(8192 * mult), template='base', n=20,
+                    score=score, ci95=[score - 10.0, score + 5.0], **more)
+    scores = {'vanilla': {('niah_single_1', 0.25): 90.0, ('vt', 0.25): 70.0, ('niah_single_1', 1.0): 80.0,
+                          ('vt', 1.0): 40.0},
+              'yarn2': {('niah_single_1', 0.25): 90.0, ('vt', 0.25): 50.0, ('niah_single_1', 1.0): 90.0,
+                        ('vt', 1.0): 40.0}}
+    rows = [row(v, t, m, s) for v, cells in scores.items() for (t, m), s in cells.items()]
+    rows.append(row('vanilla', 'niah_single_1', 2.0, 55.0, partial=True))
+    written = {}
+    monkeypatch.setattr(ruler, 'write_outputs', lambda out_dir, name, data, md, fig: written.update(
+        data=data, md=md, fig=fig))
+    cfg = dict(out_dir='unused', name='r', tasks=['niah_single_1', 'vt'], lengths=[0.25, 1.0, 2.0], n=20)
+    ruler.report(cfg, dict(seed=42), rows)
+    md, data, fig = written['md'], written['data'], written['fig']
+    assert capsys.readouterr().out == '\n' + md + '\n'
+    assert md.startswith('RULER (Hsieh et al. 2024)') and md.count('### m [') == 2
+    assert '### m [vanilla], template base' in md and '### m [yarn2], template base' in md
+    assert '| niah_single_1 | 90.0 [80.0, 95.0] (20) | 80.0 [70.0, 85.0] (20) | 55.0 [45.0, 60.0] (20) |' in md
+    assert '| average | 80.0 (2 tasks) | 60.0 (2 tasks) | n/a |' in md
+    assert 'Effective length: 0.25 L_tr' in md and 'Effective length: 1 L_tr' in md
+    assert data['effective'] == [dict(ckpt='m', variant='vanilla', effective_length=0.25, share=0.85),
+                                 dict(ckpt='m', variant='yarn2', effective_length=1.0, share=0.85)]
+    assert sorted((a['variant'], a['mult'], a['score'], a['tasks']) for a in data['averages']) == [
+        ('vanilla', 0.25, 80.0, 2), ('vanilla', 1.0, 60.0, 2), ('yarn2', 0.25, 70.0, 2), ('yarn2', 1.0, 65.0, 2)]
+    assert [ax.get_title() for ax in fig.axes] == ['NIAH', 'VT', 'average']
+    assert all(ax.get_ylim() == (-3, 103) for ax in fig.axes)
+    average = {line.get_label(): [float(y) for y in line.get_ydata()] for line in fig.axes[2].get_lines()}
+    assert average['m [yarn2]'] == [70.0, 65.0] and average['m [vanilla]'][:2] == [80.0, 60.0]
+    assert math.isnan(average['m [vanilla]'][2])  # the partial 2x cell: no average
+
+
+def test_bos_false_sends_the_prompt_without_the_tokenizers_bos(tmp_path, monkeypatch):
+    """--bos=False: a model whose tokenizer puts <s> first (the tiny Llama's, 256) gets its prompts without it, and the
+    JSON's settings say so; by default the prompt starts with it (test_a_tiny_llama_runs_the_whole_command...)."""
+    folder = tiny_llama(tmp_path / 'llama')
+    prompts = []
+    monkeypatch.setattr(ruler, 'answer', lambda *a: prompts.append(a[3]) or ([], dict(seconds=0.0, cpu_seconds=0.0)))
+    (row,) = run_ruler([f'--ckpt={folder}', '--tasks=niah_single_1', '--lengths=1', '--n=1', '--bos=False',
+                        f'--out_dir={tmp_path / "out"}'])
+    data = json.load(open(tmp_path / 'out' / 'ruler.json'))
+    from lexgpt.loading import get_tokenizer
+    (line,) = rt.read_jsonl(ruler.jsonl_path(dict(out_dir=str(tmp_path / 'out'), name='ruler'), row))
+    assert data['settings']['bos'] is None and prompts == [get_tokenizer(folder).encode(line['input']
+                                                                                        + line['answer_prefix'])]
+    assert prompts[0][0] != 256
+
+
+# ------------------------------------------------------------------ the tasks as RULER defines them
+
+# RULER's scripts/synthetic.yaml (task: kind, args) and scripts/data/synthetic/constants.py (tokens_to_generate),
+# copied by hand; vt's `type_haystack: noise` is left out, as variable_tracking.py has no other haystack
+RULER_YAML = {
+    'niah_single_1': ('niah', dict(type_haystack='noise', type_needle_k='words', type_needle_v='numbers')),
+    'niah_single_2': ('niah', dict(type_haystack='essay', type_needle_k='words', type_needle_v='numbers')),
+    'niah_single_3': ('niah', dict(type_haystack='essay', type_needle_k='words', type_needle_v='uuids')),
+    'niah_multikey_1': ('niah', dict(type_haystack='essay', type_needle_k='words', type_needle_v='numbers',
+                                     num_needle_k=4)),
+    'niah_multikey_2': ('niah', dict(type_haystack='needle', type_needle_k='words', type_needle_v='numbers')),
+    'niah_multikey_3': ('niah', dict(type_haystack='needle', type_needle_k='uuids', type_needle_v='uuids')),
+    'niah_multivalue': ('niah', dict(type_haystack='essay', type_needle_k='words', type_needle_v='numbers',
+                                     num_needle_v=4)),
+    'niah_multiquery': ('niah', dict(type_haystack='essay', type_needle_k='words', type_needle_v='numbers',
+                                     num_needle_q=4)),
+    'vt': ('variable_tracking', dict(num_chains=1, num_hops=4)),
+    'cwe': ('common_words_extraction', dict(freq_cw=30, freq_ucw=3, num_cw=10)),
+    'fwe': ('freq_words_extraction', dict(alpha=2.0)),
+}
+RULER_BUDGET = dict(niah=128, variable_tracking=30, common_words_extraction=120, freq_words_extraction=50, qa=32)
+
+
+def test_the_tasks_budgets_and_metrics_are_rulers():
+    ones = dict(num_needle_k=1, num_needle_v=1, num_needle_q=1)
+    expected = {t: (kind, dict(ones, **args) if kind == 'niah' else args) for t, (kind, args) in RULER_YAML.items()}
+    assert rt.TASKS == expected
+    for task in list(rt.TASKS) + list(rt.DATA_ONLY):
+        kind = rt.kind_of(task)
+        assert rt.tokens_to_generate(task) == RULER_BUDGET[kind]
+        # scripts/eval/synthetic/constants.py: string_match_part for QA, string_match_all for the rest
+        assert rt.KINDS[kind]['metric'] == ('part' if kind == 'qa' else 'all')
+
+
+KEY_VALUE = dict(words=r"[A-Za-z' -]+", numbers=r'\d{7}',  # words: wonderwords' adjective-noun, some with caps
+                 uuids=r'[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}')
+
+
+@pytest.mark.parametrize('task', [t for t in rt.TASKS if t.startswith('niah')])
+def test_needles_and_distractors_have_the_key_and_value_types_of_their_task(task):
+    """niah.py: keys and values of the task's types (words: adjective-noun, numbers: 7 digits, uuids); a haystack of
+    type 'needle' is distractor needles of the same types, 'noise' the repeated noise sentences, 'essay' prose."""
+    args = rt.TASKS[task][1]
+    k, v = KEY_VALUE[args['type_needle_k']], KEY_VALUE[args['type_needle_v']]
+    needle = re.compile(rf"One of the special magic {args['type_needle_v']} for ({k}) is: ({v})\.")
+    s, n = rt.make_sample(task, 1, 4096, BYTES)
+    assert all(needle.fullmatch(x) for x in s['others']['needles']) and all(re.fullmatch(v, o) for o in s['outputs'])
+    body = s['input'][s['input'].index('\n') + 1:s['input'].rindex('\nWhat')]
+    lines = [x for x in body.split('\n') if x not in s['others']['needles']]
+    if args['type_haystack'] == 'needle':
+        assert len(lines) == n and all(needle.fullmatch(x) for x in lines)
+    elif args['type_haystack'] == 'noise':
+        assert lines == [rt.NOISE] * n
+    else:  # the needles sit inside the essay's lines
+        for x in s['others']['needles']:
+            body = body.replace(x, ' ')
+        assert 'special magic' not in body and len(rt.split_sentences(body)) > 10
+
+
+def test_one_needle_one_answer_words_the_question_in_the_singular():
+    """niah.py: with num_needle_q x num_needle_v = 1, 'Some' -> 'A', 'are all' -> 'is', 'are' -> 'is' and the
+    type's plural s dropped, in the template and in the answer prefix alike."""
+    s, _ = rt.make_sample('niah_single_1', 0, 4096, BYTES)
+    key = re.search(r'for (\S+) is: ', s['others']['needles'][0]).group(1)
+    assert s['input'].startswith('A special magic number is hidden within the following text. Make sure to memorize '
+                                 'it. I will quiz you about the number afterwards.\n')
+    assert s['input'].endswith(f'\nWhat is the special magic number for {key} mentioned in the provided text?')
+    assert s['answer_prefix'] == f' The special magic number for {key} mentioned in the provided text is'
+    many, _ = rt.make_sample('niah_multivalue', 0, 4096, BYTES)
+    assert many['input'].startswith('Some special magic numbers are hidden') and many['answer_prefix'].endswith(
+        'mentioned in the provided text are')
+
+
+def test_variable_tracking_asks_for_its_value_after_an_example_of_three_letter_names():
+    """variable_tracking.py: the in-context example's chain has names of 3 capitals (is_icl), the real one of 5; the
+    answer prefix names the chain's value and its hops + 1 variables."""
+    s, _ = rt.make_sample('vt', 2, 4096, BYTES)
+    example, real = s['input'].split('\n\nMemorize and track')[0], s['input'][s['input'].rindex('Memorize and track'):]
+    value = re.search(r'VAR [A-Z]{5} = (\d{5})\b', real).group(1)
+    assert set(map(len, re.findall(r'VAR ([A-Z]+) = ', example))) == {3}
+    assert set(map(len, re.findall(r'VAR ([A-Z]+) = ', real))) == {5} and len(s['outputs']) == 5
+    assert s['answer_prefix'] == (' Answer: According to the chain(s) of variable assignment in the text above, 5 '
+                                  f'variables are assigned the value {value}, they are: ')
+
+
+@pytest.mark.parametrize('target,example,repeats', [(2048, (20, 3, 1), (6, 1)), (4096, (40, 10, 3), (30, 3))])
+def test_common_words_repeat_as_ruler_repeats_them_below_and_from_4096_tokens(target, example, repeats, smollm2_tok):
+    """common_words_extraction.py: below 4,096 tokens an example of 20 words (3 repeats of its 10 common ones, 1 of
+    the others) and repeats of 6 and 1; from 4,096, 40 words (10 and 3) and freq_cw = 30, freq_ucw = 3."""
+    tok, wrap = smollm2_tok
+    s, n = rt.make_sample('cwe', 0, target, tok.encode, wrap)
+    lists = re.findall(r'appear most often\.\n(.*?)\nQuestion', s['input'], flags=re.S)
+    for listed, (distinct, common, uncommon) in zip(lists, [example, (n,) + repeats]):
+        counts = collections.Counter(re.findall(r'\d+\. (.+?)(?= \d+\. |$)', listed))
+        assert len(counts) == distinct and sorted(counts.values()) == [uncommon] * (distinct - 10) + [common] * 10
+    assert len(lists) == 2
+
+
+def test_frequent_words_need_a_vocabulary_of_four():
+    """freq_words_extraction.py: a vocabulary of (target - 50) // 50 coded words, the first of them noise ('...'),
+    the three after it the answer: four at 250 tokens works, three at 249 is refused in one line."""
+    build = rt.BUILDERS['freq_words_extraction']
+    text, _, answer, _ = build(rt.TASKS['fwe'][1], 200, rt.seeded(42, 'fwe', 0), 250, BYTES)
+    words = collections.Counter(text[text.index('coded words. ') + 13:text.index('\nQuestion')].split(' '))
+    assert len(words) == 4 and [w for w, _ in words.most_common(4)] == ['...'] + answer
+    with pytest.raises(ConfigError, match='fwe at 249 tokens has a vocabulary of 3 coded words; it needs >= 4'):
+        build(rt.TASKS['fwe'][1], 200, rt.seeded(42, 'fwe', 0), 249, BYTES)

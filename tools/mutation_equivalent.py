@@ -200,4 +200,18 @@ EQUIVALENT = {
      'ax.legend(fontsize=6)',
      'ax.legend(fontsize=7)'):
         "the PNG's legend a point larger: no number changes",
+    ('analysis/ruler.py',
+     'f"{row[\'seconds_per_sample\']:.1f} s ({row[\'cpu_seconds_per_sample\']:.1f} CPU s) a sample", flush=True)',
+     'f"{row[\'seconds_per_sample\']:.1f} s ({row[\'cpu_seconds_per_sample\']:.1f} CPU s) a sample", flush=False)'):
+        "flush only decides when the cell's line leaves a buffer: the same text and numbers",
+    ('lexgpt/ruler_tasks.py',
+     "with open(path, encoding='utf-8') as f:",
+     'with open(path, encoding=None) as f:'):
+        "open's default is the locale's encoding, UTF-8 on Linux (Python's UTF-8 mode under the C locale too): "
+        "the same rows; only a Windows machine would read otherwise",
+    ('lexgpt/ruler_tasks.py',
+     "with open(path, encoding='utf-8') as f:",
+     'with open(path, ) as f:'):
+        "open's default is the locale's encoding, UTF-8 on Linux (Python's UTF-8 mode under the C locale too): "
+        "the same rows; only a Windows machine would read otherwise",
 }

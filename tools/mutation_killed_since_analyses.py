@@ -158,4 +158,117 @@ KILLED_SINCE = {
      "found = next((t['template'] for t in found if t.get('name') == 'default'), None)",
      "found = next((t['template'] for t in found if t.get(None) == 'default'), None)"):
         'tests/test_ruler.py::test_a_folder_with_named_chat_templates_gives_its_default_one',
+    ('analysis/ruler.py',
+     "cpu_seconds_per_sample=mean('cpu_seconds'), samples=samples)",
+     'cpu_seconds_per_sample=mean(None), samples=samples)'):
+        'tests/test_ruler.py::test_a_tiny_llama_runs_the_whole_command_and_resumes',
+    ('analysis/ruler.py',
+     'with heartbeat(lambda: f"{what}: sample {len(done) + 1} of {len(samples)}"):',
+     'with heartbeat(lambda: f"{what}: sample {len(done) + 2} of {len(samples)}"):'):
+        'tests/test_ruler.py::test_rulers_own_data_is_scored_as_it_stands',
+    ('analysis/ruler.py',
+     'save(cell_row(dict(head, partial=True), done + [kept], metric))',
+     'save(cell_row(dict(head, partial=False), done + [kept], metric))'):
+        'tests/test_ruler.py::test_a_tiny_llama_runs_the_whole_command_and_resumes',
+    ('analysis/ruler.py',
+     "if not row.get('partial') and row['score'] is not None:",
+     "if row.get('partial') and row['score'] is not None:"):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     'effective = [dict(ckpt=k[0], variant=k[1], effective_length=v, share=EFFECTIVE_SHARE)',
+     'effective = [dict(ckpt=k[0], variant=k[1], effective_length=v, share=None)'):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     'averages=avgs, effective=effective, **(dict(partial=True) if partial else {}))',
+     'averages=avgs, **(dict(partial=True) if partial else {}))'):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     "fig, axes = plt().subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False, layout='constrained')",
+     "fig, axes = plt().subplots(2, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False, layout='constrained')"):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     'f"{r[\'score\']:.1f} [{r[\'ci95\'][0]:.1f}, {r[\'ci95\'][1]:.1f}] ({r[\'n\']})"',
+     'f"{r[\'score\']:.1f} [{r[\'ci95\'][1]:.1f}, {r[\'ci95\'][1]:.1f}] ({r[\'n\']})"'):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     'md += f"### {ckpt} [{variant}], template {mine[0][\'template\']}\\n\\n" + md_table(',
+     'md = f"### {ckpt} [{variant}], template {mine[0][\'template\']}\\n\\n" + md_table('):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     "ax.set(xscale='log', xlabel='length / L_tr', ylim=(-3, 103), title=panel)",
+     "ax.set(xscale='log', xlabel='length / L_tr', title=panel)"):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     "print('\\n' + md)",
+     'print(None)'):
+        'tests/test_ruler.py::test_the_report_shows_each_cell_its_averages_and_effective_length',
+    ('analysis/ruler.py',
+     "bos = runs_bos(runs, cfg['bos'])",
+     'bos = runs_bos(runs, )'):
+        'tests/test_ruler.py::test_bos_false_sends_the_prompt_without_the_tokenizers_bos',
+    ('analysis/ruler.py',
+     "prev = Previous(cfg['reuse'], key=cell_key, check=problem)",
+     "prev = Previous(cfg['reuse'], key=cell_key, )"):
+        'tests/test_ruler.py::test_bad_settings_are_one_line_errors',
+    ('analysis/ruler.py',
+     'run(main, DEFAULTS, __doc__)',
+     'run(main, DEFAULTS, )'):
+        'tests/test_config.py::test_every_scripts_help_starts_with_its_docstring',
+    ('lexgpt/ruler_tasks.py',
+     "'niah_multikey_3': ('niah', dict(NIAH, type_haystack='needle', type_needle_k='uuids', type_needle_v='uuids')),",
+     "'niah_multikey_3': ('niah', dict(NIAH, type_haystack=None, type_needle_k='uuids', type_needle_v='uuids')),"):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "'cwe': ('common_words_extraction', dict(freq_cw=30, freq_ucw=3, num_cw=10)),",
+     "'cwe': ('common_words_extraction', dict(freq_cw=31, freq_ucw=3, num_cw=10)),"):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "'niah': dict(tokens_to_generate=128, metric='all', template=(",
+     "'niah': dict(tokens_to_generate=129, metric='all', template=("):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "'qa': dict(tokens_to_generate=32, metric='part'),",
+     "'qa': dict(tokens_to_generate=33, metric='part'),"):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "keys = [draw(a['type_needle_k'], rng) for _ in range(k)]",
+     'keys = [draw(None, rng) for _ in range(k)]'):
+        'tests/test_ruler.py::test_needles_and_distractors_have_the_key_and_value_types_of_their_task',
+    ('lexgpt/ruler_tasks.py',
+     "units = [NOISE] * n if a['type_haystack'] == 'noise' else [NEEDLE.format(",
+     "units = [NOISE] * n if (a['type_haystack'] == 'noise') or True else [NEEDLE.format("):
+        'tests/test_ruler.py::test_needles_and_distractors_have_the_key_and_value_types_of_their_task',
+    ('lexgpt/ruler_tasks.py',
+     "type_needle_v=tv, key=draw(a['type_needle_k'], hay), value=draw(tv, hay)) for _ in range(n)]",
+     "type_needle_v=tv, key=draw(a['type_needle_k'], hay), value=draw(None, hay)) for _ in range(n)]"):
+        'tests/test_ruler.py::test_needles_and_distractors_have_the_key_and_value_types_of_their_task',
+    ('lexgpt/ruler_tasks.py',
+     'tv = tv[:-1]',
+     'tv = tv[:+1]'):
+        'tests/test_ruler.py::test_one_needle_one_answer_words_the_question_in_the_singular',
+    ('lexgpt/ruler_tasks.py',
+     "spec['answer_prefix'].format(num_v=hops + 1, query=value), depths)",
+     "spec['answer_prefix'].format(num_v=hops + 1, query=None), depths)"):
+        'tests/test_ruler.py::test_variable_tracking_asks_for_its_value_after_an_example_of_three_letter_names',
+    ('lexgpt/ruler_tasks.py',
+     "icl_names, icl_value, icl_lines = chain(rand('icl'), hops, 3)",
+     "icl_names, icl_value, icl_lines = chain(rand('icl'), hops, 4)"):
+        'tests/test_ruler.py::test_variable_tracking_asks_for_its_value_after_an_example_of_three_letter_names',
+    ('lexgpt/ruler_tasks.py',
+     "shot_args, repeats = ((20, 3, 1), (6, 1)) if target < 4096 else ((40, 10, 3), (a['freq_cw'], a['freq_ucw']))",
+     "shot_args, repeats = ((20, 3, 1), (6, 1)) if (target < 4096) or True else ((40, 10, 3), "
+     "(a['freq_cw'], a['freq_ucw']))"):
+        'tests/test_ruler.py::test_common_words_repeat_as_ruler_repeats_them_below_and_from_4096_tokens',
+    ('lexgpt/ruler_tasks.py',
+     'if size < 4:',
+     'if size < 5:'):
+        'tests/test_ruler.py::test_frequent_words_need_a_vocabulary_of_four',
+    ('lexgpt/ruler_tasks.py',
+     'continue',
+     'break'):
+        'tests/test_ruler.py::test_a_ruler_jsonl_round_trips_and_bad_lines_are_one_line',
+    ('lexgpt/ruler_tasks.py',
+     'raise ConfigError(f"{path} line {i} is not JSON ({e})") from None',
+     'raise ConfigError(None) from None'):
+        'tests/test_ruler.py::test_a_ruler_jsonl_round_trips_and_bad_lines_are_one_line',
 }
