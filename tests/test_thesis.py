@@ -149,6 +149,9 @@ def test_tables_from_synthetic_jsons(evals):
     assert 'x 50 segments, one token each, from 7 of the 9 test documents' in page
     saved = json.load(open(evals / 'out' / 'thesis.json'))
     assert saved['command'].startswith('python ') and saved['sections']['t3_3']['cells']['alibi']['16.0']['p'] < 0.05
+    # the thesis' own numbers beside ours, every table the page cites (Table 4.3, Sandwich at 2048: 2.69)
+    assert set(saved['thesis']) == {'t3_3', 't4_3', 't4_5', 't3_4', 't6_1', 't6_4'}
+    assert saved['thesis']['t4_3']['cols']['sandwich'][2] == '2.69 ± 0.11'
     assert os.path.isfile(evals / 'out' / 'thesis.png')
 
 
@@ -258,6 +261,60 @@ def test_speed_verdict_names_a_gap_far_from_the_thesis():
     assert v['KERPLE-log is 9.7% faster than T5'].startswith('holds') and 'direction only' not in v[
         'KERPLE-log is 9.7% faster than T5']  # 9.9% against 9.7%: the size agrees too
     assert v['KERPLE-log is 4.4% faster than KERPLE-power'] == 'no data yet'
+    # the same speed is not faster: 'faster' needs KERPLE-log's s/step below the other's
+    same = {x['claim']: x['verdict'] for x in thesis.claims_34(dict(kerple_log={0: 1.0, 1: 1.0}, t5={0: 1.0, 1: 1.0}),
+                                                                0.05)}
+    assert same['KERPLE-log is 9.7% faster than T5'] == 'does not hold in the means; untested (every seed pair equal)'
+
+
+def test_table_43s_claims_name_their_side_and_need_both_cells():
+    """claims_43 on hand cells: Sandwich equal at 1x and 4x is not lower (every seed pair equal: untested); the
+    thesis' side of that claim is its Table 4.3 numbers (Sandwich 2.88 at 512, 2.69 at 2048); T5 below Sandwich at
+    1x 'beats' it; at 16x, where Sandwich has no cell, the claim 'T5 loses to Sandwich' has no data."""
+    flat = {0: 3.0, 1: 3.01, 2: 3.02}
+    cells = dict(sandwich={1.0: flat, 4.0: dict(flat)}, t5={1.0: {0: 2.9, 1: 2.91, 2: 2.93}, 16.0: {0: 3.5, 1: 3.6}},
+                 kerple_log={1.0: {0: 2.95, 1: 2.97, 2: 2.96}})
+    table = thesis.table_cells(cells, lambda g: g, list(cells), 'sandwich', 0.05)
+    got = {c['claim']: c for c in thesis.claims_43(table, 0.05)}
+    lowest = got["Sandwich: lower perplexity at 4x (the thesis' lowest) than at 1x"]
+    assert lowest['verdict'] == 'does not hold in the means; untested (every seed pair equal)'
+    assert lowest['thesis'].startswith('2.88 → 2.69 (Table 4.3')
+    assert got['T5 beats Sandwich at 1x']['verdict'].startswith('holds (significant')
+    assert got['KERPLE-log beats Sandwich at 1x']['ours'] == '2.960 vs Sandwich 3.010'
+    assert got['T5 loses to Sandwich at 16x']['verdict'] == 'no data yet'
+
+
+def test_table_45s_alibi_claim_is_within_one_percent_either_way():
+    """Table 4.5: the window leaves ALiBi's perplexity as it is when windowed and full differ by under 1% either
+    way: 0.5% lower holds, 2% higher does not; Sandwich's claim is 'worse with the window' (higher)."""
+    full = {m: {s: 3.0 + 0.01 * s for s in range(3)} for m in (8.0, 16.0)}
+    table = lambda scale: thesis.table_cells(dict(alibi={m: {s: p * scale for s, p in c.items()} for m, c in
+                                                         full.items()}), lambda g: g, ['alibi'], None, 0.05)
+    for scale, word in ((0.995, 'holds'), (1.02, 'does not hold')):
+        (alibi, _) = thesis.claims_45(table(scale), table(1.0), 0.05)
+        assert alibi['claim'].startswith('ALiBi: the window leaves') and alibi['verdict'] == word
+
+
+def test_table_61s_verdicts_count_the_tasks_that_have_both_models(tmp_path):
+    """Table 6.1: a task counts for a claim when RegularGPT and the other model both have runs (here 7 tasks for
+    the Transformer, 6 for the LSTM); 'as often' includes an equal share: 5 of our 6 tasks within 5 points of the
+    LSTM against the thesis' 10 of 12."""
+    tasks = list(thesis.T61['rows'])
+    table = {f'{t}/{m}': dict(max=100.0, avg=avg, seeds=3) for t in tasks[:6]
+             for m, avg in (('regulargpt_c2', 99.0), ('transformer', 50.0), ('lstm', 90.0 if t == tasks[0] else 98.0))}
+    table.update({f'{tasks[6]}/{m}': dict(max=100.0, avg=avg, seeds=1) for m, avg in (('regulargpt_c2', 99.0),
+                                                                                      ('transformer', 95.0))})
+    (tmp_path / 'table.json').write_text(json.dumps(dict(command='python regular_lang.py', **table)))
+    _, (transformer, lstm) = thesis.regular_section(dict(regular=str(tmp_path / 'table.json')))
+    assert transformer['ours'] == f'on 6 of 7 tasks; not on {tasks[6]}'
+    assert lstm['ours'] == f'on 5 of 6 tasks; not on {tasks[0]}'
+    assert lstm['verdict'] == 'holds as often (83% of tasks, thesis 83%)'
+
+
+def test_a_log_that_is_not_json_names_lm_dir(tmp_path):
+    (tmp_path / 'log.json').write_text('{"iter": 0,')
+    with pytest.raises(ConfigError, match=r"lm_dir='.*log.json' cannot be read as JSON"):
+        thesis.step_seconds(str(tmp_path / 'log.json'))
 
 
 def table_rows(lines, table, block=None):

@@ -214,4 +214,13 @@ EQUIVALENT = {
      'with open(path, ) as f:'):
         "open's default is the locale's encoding, UTF-8 on Linux (Python's UTF-8 mode under the C locale too): "
         "the same rows; only a Windows machine would read otherwise",
+    ('analysis/thesis.py',
+     'if (ours > 0) == (th > 0) and 100 * abs(ours) > 3 * abs(th):  # a sign alone hides a 30x gap',
+     'if (ours > 0) == (th > 0) and 100 * abs(ours) >= 3 * abs(th):  # a sign alone hides a 30x gap'):
+        "differs only where our gap is exactly 3x the thesis' in floating point (a measured ratio "
+        "of step times): the note's rule, not a number",
+    ('analysis/thesis.py',
+     "ax.set_title(title if table else f'{title}: no data yet', fontsize=9), ax.grid(alpha=0.3, which='both')",
+     "ax.set_title(title if table else f'{title}: no data yet', fontsize=9), ax.grid(alpha=0.3, )"):
+        "the x axis' minor ticks are removed (NullLocator) and a linear y axis has none: the same grid lines",
 }
