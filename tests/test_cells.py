@@ -42,6 +42,17 @@ def test_passkey_cells_count_the_keys_matched_scored_so_far_and_not_run(tmp_path
                    ('m', 'vanilla', 1.0, 64, 'all depths', 3, 6)]
 
 
+def test_a_passkey_file_before_its_first_row_lists_every_depth_not_run(tmp_path):
+    """A passkey JSON written before any run has a row: one row with no run name, each depth of each length at 0 of
+    its keys, and the length's total at 0 of keys x depths."""
+    data = dict(command='python -m analysis.passkey', keys=['11111', '22222'], depths=[0.0, 1.0], lengths=[1.0, 2.0],
+                partial=True, results=[])
+    (tmp_path / 'pk.json').write_text(json.dumps(data))
+    state, got = cells.cells_of(str(tmp_path / 'pk.json'))
+    assert state == 'under way' and got == [('', 'vanilla', m, None, v, 0, n) for m in (1.0, 2.0) for v, n in (
+        ('depth 0', 2), ('depth 1', 2), ('all depths', 4))]
+
+
 def test_a_length_whose_depths_all_finished_totals_the_keys_matched(tmp_path):
     # by hand: 2 of 2 keys at depth 0, 1 of 2 at depth 1 -> 3 of the 4 prompts at this length
     done = [dict(mult=1.0, L_ex=64, depth=0.0, accuracy=1.0, mean_logprob=-0.1),
@@ -59,6 +70,9 @@ def test_a_stream_lists_its_commands_rows(tmp_path):
     (tmp_path / 's.json').write_text(json.dumps(data))
     assert cells.cells_of(str(tmp_path / 's.json')) == ('under way', [('m', 'sinks', None, 500, '3.500', 500, 500),
                                                                       ('m', 'no_sinks', None, 500, '', 0, 500)])
+    cells.main(dict(cells.DEFAULTS, inputs=[str(tmp_path / 's.json')], out_dir=str(tmp_path)))
+    md = (tmp_path / 'cells.md').read_text()  # a stream has no length: its length cell is empty
+    assert '| s.json | m | sinks |  | 500 | 3.500 | 500 of 500 |' in md
 
 
 def test_erf_cells_count_segments_and_list_the_variants_not_begun(tmp_path):

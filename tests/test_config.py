@@ -147,3 +147,12 @@ def test_every_scripts_help_starts_with_its_docstring(script, monkeypatch):
     with pytest.raises(SystemExit) as e:
         runpy.run_path(path, run_name='__main__')
     assert doc and str(e.value.code).startswith(doc.strip() + '\n\nusage: ')
+
+
+@pytest.mark.parametrize('script', [s for s in scripts() if "cfg['out_dir']" in open(os.path.join(ROOT, s)).read()])
+def test_every_script_that_writes_has_an_out_dir_default_under_out(script):
+    """A script's default output goes under out/ (results/ is results.sh's alone); '' where the script derives the
+    folder from its inputs (extrapolate.py, sweep.py, data/prepare.py's data/<corpus>)."""
+    import importlib
+    defaults = importlib.import_module(script[:-3].replace(os.sep, '.')).DEFAULTS
+    assert 'out_dir' in defaults and (defaults['out_dir'] in ('', 'out') or defaults['out_dir'].startswith('out/'))

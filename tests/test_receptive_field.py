@@ -1,6 +1,7 @@
 """receptive_field.py: the gradient reaches exactly the tokens the attention masks let through (windowed models,
 RegularGPT's dilated tree), and the ERF on hand values."""
 import json
+import os
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from lexgpt import corpus
 from lexgpt import reference
 from analysis import receptive_field as rf
 from helpers import make_split, save_ckpt, save_split, stop_at_call, tiny
+from lexgpt.config import parse_config
 
 
 @pytest.mark.parametrize('pe', ['none', 'alibi', 'sinusoidal'])
@@ -98,8 +100,8 @@ def test_regular_gpt_last_token_reaches_every_token(C, T):
 def test_main_with_the_windowed_variant_and_a_regular_gpt(tmp_path, capsys):
     data = save_split(tmp_path, make_split())
     paths = [save_ckpt(tmp_path, tiny('alibi'), 'alibi'), save_ckpt(tmp_path, tiny('regular'), 'regular')]
-    out = rf.main(dict(rf.DEFAULTS, ckpt=paths, data_dir=data, length=2, n=3, windowed=True,
-                       out_dir=str(tmp_path / 'res')))
+    out = rf.main(parse_config(rf.DEFAULTS, [f"--ckpt={','.join(paths)}", f'--data_dir={data}', '--length=2', '--n=3',
+                                             '--windowed=True', f"--out_dir={tmp_path / 'res'}"]))
     assert sorted(p.name for p in (tmp_path / 'res').iterdir()) == ['erf.json', 'erf.md', 'erf.png']
     got = {(r['ckpt'], r['variant']): r for r in out}
     # RegularGPT's gather path refuses a window (a one-line note), the dense one would honour it
@@ -109,7 +111,9 @@ def test_main_with_the_windowed_variant_and_a_regular_gpt(tmp_path, capsys):
     s = np.array(got[('alibi', 'windowed@L_tr')]['s'])
     assert s[0] == 0 and (s[1:] > 0).all() and got[('alibi', 'windowed@L_tr')]['erf'] <= 31
     assert (np.array(got[('alibi', 'vanilla')]['s']) > 0).all()
-    assert len(json.loads((tmp_path / 'res' / 'erf.json').read_text())['results']) == 3
+    saved = json.loads((tmp_path / 'res' / 'erf.json').read_text())['results']
+    assert len(saved) == 3  # each row with s and its cumulative c from the end (c_m: the share on tokens m..L_ex)
+    assert all(np.allclose(r['c'], np.cumsum(r['s'][::-1])[::-1], atol=1e-5) for r in saved)
 
 
 def test_span_table_and_render_from_a_hand_made_json(tmp_path):
@@ -133,6 +137,24 @@ def test_span_table_and_render_from_a_hand_made_json(tmp_path):
         rf.main(dict(rf.DEFAULTS, render='nothing.txt'))
 
 
+def test_the_figure_draws_c_from_position_1_a_colour_per_checkpoint_a_style_per_variant():
+    """report()'s figure on hand rows: each row's c_m at m = 1..L_ex, one colour per checkpoint and one line style
+    per variant, and a dotted line where the last L_tr tokens start (L_ex - L_tr + 1)."""
+    row = lambda ckpt, variant: dict(ckpt=ckpt, variant=variant, L_tr=2, L_ex=4, erf=3, erf_over_L_tr=1.5,
+                                     share_last_L_tr=0.7, s=[0.1, 0.2, 0.3, 0.4])
+    rows = [row(c, v) for c in ('a', 'b') for v in ('vanilla', 'windowed@L_tr')]
+    _, fig = rf.report(dict(spans=[1]), rows)
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    curves = [lines[f"{r['ckpt']} {r['variant']} (ERF 3)"] for r in rows]
+    for line in curves:
+        assert list(line.get_xdata()) == [1, 2, 3, 4] and np.allclose(line.get_ydata(), [1.0, 0.9, 0.7, 0.4])
+    colour = [line.get_color() for line in curves]
+    assert colour[0] == colour[1] != colour[2] == colour[3]
+    assert [line.get_linestyle() for line in curves] == ['-', '--', '-', '--']
+    (start,) = [line for line in fig.axes[0].get_lines() if list(line.get_xdata()) == [3, 3]]
+    assert start.get_linestyle() == ':'
+
+
 def test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient(tmp_path, monkeypatch):
     """The JSON is kept as the segments go; --reuse of it scores only the segments it lacks and ends with the s of an
     uninterrupted run, bit for bit; a finished file is taken whole; a file of other settings is refused."""
@@ -148,6 +170,8 @@ def test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient(tmp_path, monkeyp
         rf.main(dict(base, name='stopped'))
     kept = json.loads((tmp_path / 'stopped.json').read_text())
     assert kept['partial'] and [r.get('segments_so_far') for r in kept['results']] == [None, 2]
+    split = json.loads((tmp_path / 'whole.json').read_text())['split']
+    assert split == kept['split'] == f"{os.path.basename(data)}:test"  # which split, in the kept file too
     calls.clear()
     again = rf.main(dict(base, name='stopped', reuse=str(tmp_path / 'stopped.json')))
     assert len(calls) == 3  # the windowed row's last 3 segments, nothing else
@@ -158,3 +182,17 @@ def test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient(tmp_path, monkeyp
         [r['s'] for r in whole] and calls == []
     with pytest.raises(rf.ConfigError, match="'n': 5.*'n': 4"):
         rf.main(dict(base, n=4, name='other', reuse=str(tmp_path / 'whole.json')))
+    with pytest.raises(rf.ConfigError, match="'seed': 1337.*'seed': 7"):  # other segments: refused too
+        rf.main(dict(base, seed=7, name='other', reuse=str(tmp_path / 'whole.json')))
+
+
+def test_n_of_one_is_enough_and_an_extension_reaches_the_model(tmp_path):
+    """n = 1 segment is a measurement (n = 0 is refused in one line); --rope_scaling=pi loads the model with its
+    positions interpolated, which moves the gradient (the label says so too)."""
+    data, ckpt = save_split(tmp_path, make_split()), save_ckpt(tmp_path, tiny('rope'), 'rope')
+    base = dict(rf.DEFAULTS, ckpt=[ckpt], data_dir=data, length=2, n=1, out_dir=str(tmp_path))
+    with pytest.raises(rf.ConfigError, match='n=0 and batch_tokens=8192 must be positive'):
+        rf.main(dict(base, n=0))
+    (plain,) = rf.main(base)
+    (pi,) = rf.main(dict(base, rope_scaling='pi', rope_scale=2.0, name='pi'))
+    assert len(plain['s']) == 32 and pi['ckpt'].endswith('+pi2') and not np.allclose(plain['s'], pi['s'])

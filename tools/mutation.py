@@ -80,6 +80,11 @@ TARGETS = dict(
     thesis=('analysis/thesis.py', ['tests/test_thesis.py']),
     receptive_field=('analysis/receptive_field.py', ['tests/test_receptive_field.py']),
     cells=('tools/cells.py', ['tests/test_cells.py']),
+    passkey=('analysis/passkey.py', ['tests/test_passkey.py', 'tests/test_pretrained_scripts.py']),
+    kernels=('analysis/kernels.py', ['tests/test_kernels.py', 'tests/test_pretrained_scripts.py']),
+    temperature=('analysis/temperature.py', ['tests/test_temperature.py', 'tests/test_pretrained_scripts.py']),
+    nope=('analysis/nope.py', ['tests/test_nope.py']),
+    recall_page=('analysis/recall_page.py', ['tests/test_recall_page.py']),
 )
 DEFAULTS = dict(
     modules=['evaluation', 'thesis', 'rope_scaling', 'pretrained', 'streaming'],  # of TARGETS, in turn (#59's)

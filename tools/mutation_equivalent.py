@@ -223,4 +223,12 @@ EQUIVALENT = {
      "ax.set_title(title if table else f'{title}: no data yet', fontsize=9), ax.grid(alpha=0.3, which='both')",
      "ax.set_title(title if table else f'{title}: no data yet', fontsize=9), ax.grid(alpha=0.3, )"):
         "the x axis' minor ticks are removed (NullLocator) and a linear y axis has none: the same grid lines",
+    ('analysis/receptive_field.py',
+     'f"share of the last L_tr tokens {recent:.3f} ({meter.seconds:.1f} s)", flush=True)',
+     'f"share of the last L_tr tokens {recent:.3f} ({meter.seconds:.1f} s)", )'):
+        "flush only decides when the row's line leaves a buffer: the same text and numbers",
+    ('analysis/receptive_field.py',
+     'fig, ax = plt().subplots(figsize=(8, 4.5))',
+     'fig, ax = plt().subplots(figsize=(8, 5.5))'):
+        'the PNG an inch taller: no number changes',
 }

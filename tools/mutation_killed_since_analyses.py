@@ -316,4 +316,69 @@ KILLED_SINCE = {
      'thesis=dict(t3_3=T33, t4_3=T43, t4_5=T45, t3_4=T34, t6_1=T61, t6_4=T64))',
      'thesis=dict(t3_3=T33, t4_5=T45, t3_4=T34, t6_1=T61, t6_4=T64))'):
         'tests/test_thesis.py::test_tables_from_synthetic_jsons',
+    ('analysis/receptive_field.py',
+     "ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')",
+     "ckptXX=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')"):
+        'tests/test_receptive_field.py::test_main_with_the_windowed_variant_and_a_regular_gpt',
+    ('analysis/receptive_field.py',
+     "out_dir='out/erf',",
+     ''):
+        'tests/test_receptive_field.py::test_main_with_the_windowed_variant_and_a_regular_gpt',
+    ('analysis/receptive_field.py',
+     's=s.round(7).tolist(), c=c.round(6).tolist(), **meter.record(),',
+     's=s.round(7).tolist(), **meter.record(),'):
+        'tests/test_receptive_field.py::test_main_with_the_windowed_variant_and_a_regular_gpt',
+    ('analysis/receptive_field.py',
+     "ax.plot(np.arange(1, row['L_ex'] + 1), c, ['-', '--', ':', '-.'][vi % 4], color=f'C{ci % 10}',",
+     "ax.plot(c, ['-', '--', ':', '-.'][vi % 4], color=f'C{ci % 10}',"):
+        'tests/test_receptive_field.py::test_the_figure_draws_c_from_position_1_a_colour_per_checkp'
+        'oint_a_style_per_variant',
+    ('analysis/receptive_field.py',
+     "ax.plot(np.arange(1, row['L_ex'] + 1), c, ['-', '--', ':', '-.'][vi % 4], color=f'C{ci % 10}',\n"
+     '                lw=1.2, label=f"{row[\'ckpt\']} {row[\'variant\']} (ERF {row[\'erf\']})")',
+     "ax.plot(np.arange(1, row['L_ex'] + 1), c, ['-', '--', ':', '-.'][vi % 4], lw=1.2, "
+     'label=f"{row[\'ckpt\']} {row[\'variant\']} (ERF {row[\'erf\']})")'):
+        'tests/test_receptive_field.py::test_the_figure_draws_c_from_position_1_a_colour_per_checkp'
+        'oint_a_style_per_variant',
+    ('analysis/receptive_field.py',
+     "ax.axvline(L_start, color='gray', lw=0.8, ls=':')",
+     "ax.axvline(L_start, color='gray', lw=0.8, )"):
+        'tests/test_receptive_field.py::test_the_figure_draws_c_from_position_1_a_colour_per_checkp'
+        'oint_a_style_per_variant',
+    ('analysis/receptive_field.py',
+     "if cfg['n'] < 1 or cfg['batch_tokens'] < 1:",
+     "if cfg['n'] <= 1 or cfg['batch_tokens'] < 1:"):
+        'tests/test_receptive_field.py::test_n_of_one_is_enough_and_an_extension_reaches_the_model',
+    ('analysis/receptive_field.py',
+     "dtype=cfg['dtype'], **extend)",
+     "dtype=cfg['dtype'], )"):
+        'tests/test_receptive_field.py::test_n_of_one_is_enough_and_an_extension_reaches_the_model',
+    ('analysis/receptive_field.py',
+     "settings = dict(bos=bos, n=cfg['n'], seed=cfg['seed'], split=split.name, length=cfg['length'])",
+     "settings = dict(bos=bos, n=cfg['n'], seedXX=cfg['seed'], split=split.name, length=cfg['length'])"):
+        'tests/test_receptive_field.py::test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient',
+    ('analysis/receptive_field.py',
+     "settings = dict(bos=bos, n=cfg['n'], seed=cfg['seed'], split=split.name, length=cfg['length'])",
+     "settings = dict(bos=bos, n=cfg['n'], seed=None, split=split.name, length=cfg['length'])"):
+        'tests/test_receptive_field.py::test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient',
+    ('analysis/receptive_field.py',
+     "write_outputs(cfg['out_dir'], cfg['name'], dict(partial=True, split=split.name, settings=settings,",
+     "write_outputs(cfg['out_dir'], cfg['name'], dict(partial=True, split=None, settings=settings,"):
+        'tests/test_receptive_field.py::test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient',
+    ('analysis/receptive_field.py',
+     "write_outputs(cfg['out_dir'], cfg['name'], dict(split=split.name, settings=settings, results=out), md, fig)",
+     "write_outputs(cfg['out_dir'], cfg['name'], dict(split=None, settings=settings, results=out), md, fig)"):
+        'tests/test_receptive_field.py::test_a_stopped_run_goes_on_with_reuse_to_the_same_gradient',
+    ('analysis/receptive_field.py',
+     'run(main, DEFAULTS, __doc__)',
+     'run(main, DEFAULTS, )'):
+        'tests/test_config.py::test_every_scripts_help_starts_with_its_docstring',
+    ('tools/cells.py',
+     "rows = data['results'] or [dict(ckpt='', variant='vanilla', cells=[])]",
+     "rows = data['results'] or [dict(ckpt='', variant='vanilla', cells=None)]"):
+        'tests/test_cells.py::test_a_passkey_file_before_its_first_row_lists_every_depth_not_run',
+    ('tools/cells.py',
+     "table.append((os.path.basename(path), run_name, label, f'{m:g} L_tr' if m else '',",
+     "table.append((os.path.basename(path), run_name, label, f'{m:g} L_tr' if (m) or True else '',"):
+        'tests/test_cells.py::test_a_stream_lists_its_commands_rows',
 }
