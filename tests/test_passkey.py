@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from analysis import passkey as pk
-from lexgpt.config import ConfigError
+from lexgpt.config import ConfigError, parse_config
 from helpers import save_ckpt, tiny
 
 
@@ -92,10 +92,35 @@ def test_main_scores_every_cell_and_refuses_bad_settings(tmp_path):
     filler = len(pk.PASSKEY_STYLES['code']['filler'])
     assert all(c['L_ex'] == 256 and 0 <= room(c) < filler for r in out for c in r['cells'])
     assert len(json.loads((tmp_path / 'res' / 'passkey.json').read_text())['keys']) == 2
+    with pytest.raises(ConfigError, match='n=0, digits=5 and batch_tokens=16384 must be positive'):
+        pk.main(dict(cfg, n=0))
     with pytest.raises(ConfigError, match=r'depths=\[0, 1.5\]: expected numbers in \[0, 1\]'):
         pk.main(dict(cfg, depths=[0, 1.5]))
     with pytest.raises(ConfigError, match="a vocabulary smaller than the bytes tokenizer's 256"):
         pk.main(dict(cfg, ckpt=[save_ckpt(tmp_path, tiny('alibi'), 'small')]))
+
+
+def test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid(tmp_path, monkeypatch):
+    """Each cell's accuracy, log-prob, digit accuracy and rank are the means over its keys (hand scores: two keys,
+    one exact); the JSON names the lengths and depths of its grid; a row at exactly m x L_tr carries no L_ex label.
+    Run through the command line, with a RoPE extension in the run's name."""
+    path = save_ckpt(tmp_path, tiny('rope', vocab_size=256, block_size=64), 'r')
+    hand = [dict(exact=True, logprob=-1.0, digit_acc=1.0, rank=0.0), dict(exact=False, logprob=-3.0, digit_acc=0.4,
+                                                                          rank=7.0)]
+    monkeypatch.setattr(pk, 'score_answers', lambda model, prompts, answers, *rest: hand[:len(prompts)])
+    figures, write = [], pk.write_outputs
+    monkeypatch.setattr(pk, 'write_outputs', lambda *a, **kw: figures.extend(a[4:]) or write(*a, **kw))
+    out = pk.main(parse_config(pk.DEFAULTS, [f'--ckpt={path}', '--lengths=4', '--depths=0', '--n=2',
+                                             '--rope_scaling=pi', '--rope_scale=2', f"--out_dir={tmp_path / 'res'}"]))
+    (cell,) = out[0]['cells']
+    assert out[0]['ckpt'] == 'r+pi2' and (cell['accuracy'], cell['mean_logprob']) == (0.5, -2.0)
+    assert (cell['digit_acc'], cell['mean_rank']) == (pytest.approx(0.7), 3.5)
+    saved = json.loads((tmp_path / 'res' / 'passkey.json').read_text())
+    assert (saved['lengths'], saved['depths']) == ([4.0], [0.0])
+    assert '| 4 | 0.50 / -2.00 |' in (tmp_path / 'res' / 'passkey.md').read_text()
+    # each colour bar on its own scale: exact match 0..1, log-prob a uniform guess over 256 bytes .. 0
+    bars = {ax.get_ylabel(): ax.get_ylim() for ax in figures[0].axes if ax.get_ylabel() not in ('', 'L_ex / L_tr')}
+    assert bars == {'exact match': (0.0, 1.0), 'mean log-prob per key token': (pytest.approx(-math.log(256)), 0.0)}
 
 
 def test_a_length_shorter_than_the_prompt_is_labelled_by_what_the_model_saw(tmp_path, capsys):

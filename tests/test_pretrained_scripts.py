@@ -195,7 +195,17 @@ def test_passkey_scores_equal_transformers(llama, tmp_path):
     plain, yarn = passkey.main(same)[0], passkey.main(dict(same, rope_scaling='yarn', rope_scale=2.0))[0]
     assert yarn['ckpt'] == 'tiny-llama+yarn2' and plain['ckpt'] == 'tiny-llama'
     assert yarn['cells'][0]['prompt_tokens'] == plain['cells'][0]['prompt_tokens']
+    # the prompt in the model's own tokens (no data_dir: the checkpoint's tokenizer), <s> first
+    key = json.load(open(tmp_path / 'passkey.json'))['keys'][0]
+    assert plain['cells'][0]['prompt_tokens'] == len(passkey.passkey_prompt('code', 2 * L_TR, 0.5, key, tok.encode,
+                                                                            0)[0])
     assert yarn['cells'][0]['mean_logprob'] != pytest.approx(plain['cells'][0]['mean_logprob'], abs=1e-4)
+    # a --reuse file made before settings.bos (then nothing was put first) is refused by a model that puts <s> first
+    old = json.load(open(tmp_path / 'passkey.json'))
+    assert old['settings'] == {'bos': 0}
+    (tmp_path / 'old.json').write_text(json.dumps(dict(old, settings={})))
+    with pytest.raises(ConfigError, match=r"was made with settings \{'bos': None\}, this run has \{'bos': 0\}"):
+        passkey.main(dict(same, reuse=str(tmp_path / 'old.json')))
 
 
 def test_temperature_with_grouped_query_attention(llama, tmp_path):

@@ -231,4 +231,33 @@ EQUIVALENT = {
      'fig, ax = plt().subplots(figsize=(8, 4.5))',
      'fig, ax = plt().subplots(figsize=(8, 5.5))'):
         'the PNG an inch taller: no number changes',
+    ('analysis/passkey.py',
+     'fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), '
+     "squeeze=False, layout='constrained')",
+     'fig, axes = plt().subplots(2, n_panels, figsize=(3.4 * n_panels + 1.5, 5.6), squeeze=False, layout=None)'):
+        "matplotlib's default layout in place of the constrained one: where the panels sit in the PNG, no number",
+    ('analysis/passkey.py',
+     "ax.text(j, i, f'{vals[i, j]:.2f}', ha='center', va='center', fontsize=6, color='w')",
+     "ax.text(j, i, f'{vals[i, j]:.2f}', ha='center', va='center', color='w')"):
+        'the numbers printed on the heat map at the default font size, not 6: the same text',
+    ('analysis/passkey.py',
+     "ax.set_ylabel('L_ex / L_tr' if col == 0 else '', fontsize=8)",
+     "ax.set_ylabel('L_ex / L_tr' if col == 0 else '', fontsize=9)"):
+        'the y label a point larger: no number changes',
+    ('analysis/kernels.py',
+     "return np.searchsorted(np.sort(np.asarray(effs, dtype=float)), distances, side='right')",
+     "return np.searchsorted(np.sort(np.asarray(effs, )), distances, side='right')"):
+        'effective_lengths returns a float array (inf where a head never falls below -2): float64 either way',
+    ('analysis/kernels.py',
+     "ax.plot(d, rel[h], lw=1, label=f'head {h}')",
+     "ax.plot(rel[h], lw=1, label=f'head {h}')"):
+        'd is np.arange(D + 1), the x that plot gives a lone y: the same line',
+    ('analysis/kernels.py',
+     'ax2.grid(alpha=0.3)',
+     'ax2.grid(alpha=None)'):
+        "the head-count panel's grid at full opacity, not 0.3: no number changes",
+    ('analysis/kernels.py',
+     "fig2.savefig(base + '_effective_length.png', dpi=100)",
+     "fig2.savefig(base + '_effective_length.png', )"):
+        "savefig's default dpi is the figure's, 100: the same PNG",
 }

@@ -381,4 +381,131 @@ KILLED_SINCE = {
      "table.append((os.path.basename(path), run_name, label, f'{m:g} L_tr' if m else '',",
      "table.append((os.path.basename(path), run_name, label, f'{m:g} L_tr' if (m) or True else '',"):
         'tests/test_cells.py::test_a_stream_lists_its_commands_rows',
+    ('analysis/passkey.py',
+     "ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')",
+     "ckptXX=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')"):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     "rope_scaling='',            # evaluate with a RoPE extension: pi | ntk | dynamic | yarn | llama3\n"
+     '                                # (runs named +<scaling><s>)',
+     ''):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     "digit_acc=float(np.mean([x['digit_acc'] for x in res])),",
+     ''):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     "mean_rank=float(np.mean([x['rank'] for x in res])), prompt_tokens=len(made[0][0]),",
+     'prompt_tokens=len(made[0][0]),'):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     'prev.check_settings(dict(bos=bos), dict(bos=None))',
+     'prev.check_settings(dict(bos=None), dict(bos=None))'):
+        'tests/test_pretrained_scripts.py::test_passkey_scores_equal_transformers',
+    ('analysis/passkey.py',
+     "return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], settings=dict(bos=bos),",
+     "return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=None, settings=dict(bos=bos),"):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     "[[f'{m:g}' + (f' (L_ex={seen[m]})' if seen[m] > round(m * o['L_tr']) else '')]",
+     "[[f'{m:g}' + (f' (L_ex={seen[m]})' if seen[m] > round(m / o['L_tr']) else '')]"):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     'fig.colorbar(ims[row], ax=axes[row].tolist(), shrink=0.8, label=what)',
+     'fig.colorbar(None, ax=axes[row].tolist(), shrink=0.8, label=what)'):
+        'tests/test_passkey.py::test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid',
+    ('analysis/passkey.py',
+     'raise ConfigError(f"n={cfg[\'n\']}, digits={cfg[\'digits\']} and batch_tokens={cfg[\'batch_tokens\']} must be "\n'
+     '                          f"positive")',
+     'raise ConfigError(None)'):
+        'tests/test_passkey.py::test_main_scores_every_cell_and_refuses_bad_settings',
+    ('analysis/passkey.py',
+     "tok = get_tokenizer((load_meta(cfg['data_dir']) if cfg['data_dir'] else runs[0].meta).get('tokenizer', 'bytes'))",
+     "tok = get_tokenizer((load_meta(cfg['data_dir']) if (cfg['data_dir']) or True else "
+     "runs[0].meta).get('tokenizer', 'bytes'))"):
+        'tests/test_pretrained_scripts.py::test_passkey_scores_equal_transformers',
+    ('analysis/kernels.py',
+     "ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')",
+     "ckptXX=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')"):
+        'tests/test_kernels.py::test_a_kernel_shared_by_all_layers_counts_once_per_head',
+    ('analysis/kernels.py',
+     'match = next((t for t in out if same(t[1], b) and same(t[2], w)), None)',
+     'match = next((t for t in out if same(t[1], b) and same(None, w)), None)'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     'match = next((t for t in out if same(t[1], b) and same(t[2], w)), None)',
+     'match = next((t for t in out if same(t[1], b) and same(t[2], None)), None)'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     "what = 'depth' if masked else 'layer'",
+     "what = 'depth' if (masked) and False else 'layer'"):
+        'tests/test_kernels.py::test_regular_gpt_shows_its_bias_at_every_depth_by_eq_6_1',
+    ('analysis/kernels.py',
+     "ax.plot(d, rel[h], lw=1, label=f'head {h}')",
+     "ax.plot(d, lw=1, label=f'head {h}')"):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     "ax.plot(d, rel[h], lw=1, label=f'head {h}')",
+     'ax.plot(d, rel[h], lw=1, )'):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     'wax.plot(d, w[h], lw=1)',
+     'wax.plot(None, w[h], lw=1)'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     "wax.axvline(L_tr, color='gray', lw=0.8, ls=':')",
+     "wax.axvline(L_tr, color='gray', lw=0.8, )"):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     "via = ('rotations of q and k' if 'rotary' in kinds else 'the embeddings' if 'absolute' in kinds",
+     "via = ('rotations of q and k' if 'rotary' not in kinds else 'the embeddings' if 'absolute' in kinds"):
+        'tests/test_kernels.py::test_encodings_without_a_kernel_are_explained',
+    ('analysis/kernels.py',
+     'check_memory(128 * r.model.n_layers(D + 1) * r.model.config.n_head * (D + 1),',
+     'check_memory(128 * r.model.n_layers(D - 1) * r.model.config.n_head * (D + 1),'):
+        'tests/test_kernels.py::test_the_memory_check_asks_for_128_bytes_a_layer_head_and_distance',
+    ('analysis/kernels.py',
+     'f"length={length:g} ({D + 1:,} distances of {r.name})")',
+     'f"length={length:g} ({D + 2:,} distances of {r.name})")'):
+        'tests/test_kernels.py::test_the_memory_check_asks_for_128_bytes_a_layer_head_and_distance',
+    ('analysis/kernels.py',
+     "[('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr), ('16L_tr', 16 * r.L_tr)]},",
+     "[('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr), ('16L_tr', 17 * r.L_tr)]},"):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     'entry.update(weight_at={k: w[:, min(x, D)].round(4).tolist() for k, x in',
+     'entry.update(weight_at={k: w[:, min(x, D)].round(None).tolist() for k, x in'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     "[('d=1', 1), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr)]})",
+     "[('d=1', 2), ('L_tr', r.L_tr), ('4L_tr', 4 * r.L_tr)]})"):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     'res = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, max_distance=D, tables=entries)',
+     'res = dict(ckpt=None, pe=r.pe, L_tr=r.L_tr, max_distance=D, tables=entries)'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     'res = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, max_distance=D, tables=entries)',
+     'res = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, tables=entries)'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
+    ('analysis/kernels.py',
+     'return res, dict(d=d, masked=masked, tables=tables, n_layers=n_layers, effs=np.array(effs))',
+     'return res, dict(d=d, masked=None, tables=tables, n_layers=n_layers, effs=np.array(effs))'):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     "draw(axes[r0, j], axes[r0 + 1, j] if w is not None else None, m['d'], b, w, m['masked'],",
+     "draw(axes[r0, j], axes[r0 + 1, j] if w is not None else None, m['d'], None, w, m['masked'],"):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     "ax2.step(m['d'], head_counts(m['effs'], m['d']), where='post', label=res['ckpt'])",
+     "ax2.step(m['d'], head_counts(m['effs'], m['d']), where='post', )"):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     'if not ax.has_data():  # runs with fewer distinct tables than the widest one',
+     'if ax.has_data():  # runs with fewer distinct tables than the widest one'):
+        'tests/test_kernels.py::test_the_figures_draw_each_head_its_threshold_and_the_head_counts',
+    ('analysis/kernels.py',
+     "print(f'wrote {base}_effective_length.png')",
+     'print(None)'):
+        'tests/test_kernels.py::test_the_json_holds_each_kernel_at_its_named_distances',
 }
