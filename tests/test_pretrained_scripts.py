@@ -221,6 +221,9 @@ def test_temperature_with_grouped_query_attention(llama, tmp_path):
     res = temperature.main(dict(temperature.DEFAULTS, ckpt=[folder], lengths=[2.0], n=1, n_tr=2, data_dir=data,
                                 out_dir=str(tmp_path)))[0]
     assert res['L_tr'] == L_TR and res['lengths'][0]['tau_pmax'] in temperature.TAU_GRID
+    # the dense closed-form curve at 2 L_tr is the measured length's Proposition 5.2, <s> first in both
+    assert res['closed_form_curves'][-1]['L_ex'] == 2 * L_TR
+    assert res['closed_form_curves'][-1]['prop52'] == pytest.approx(res['lengths'][0]['tau_prop52'], rel=1e-12)
 
 
 def test_receptive_field_and_kernels(llama, tmp_path):

@@ -1,5 +1,6 @@
 """temperature.py: Algorithm 1, Propositions 5.1/5.2 and the length rule by hand; a model whose rows do not change
 with length (windowed ALiBi) gets tau = 1; RegularGPT's statistics follow the layers that actually run."""
+import json
 import math
 
 import pytest
@@ -46,6 +47,9 @@ def test_attention_stats_on_a_hand_distribution():
     per_layer, _ = stats.means()
     assert per_layer['pmax'][1] == pytest.approx((1 + 0.5 + 0.5) / 3)
     assert per_layer['entropy'][1] == pytest.approx((0 + math.log(2) + 1.5 * math.log(2)) / 3)
+    one = tp.AttnStats(1)  # a single row: its own P_max, over all layers too
+    one(0, probs[:, :, 1:2], torch.arange(1), torch.arange(3))
+    assert one.means()[1]['pmax'] == 0.5
     stats = tp.AttnStats(2, first=1)  # rows 1 and 2 only: those that see at least 2 keys
     stats(1, probs, torch.arange(3), torch.arange(3))
     per_layer, pooled = stats.means()
@@ -75,16 +79,23 @@ def run_temperature(tmp_path, model, **kw):
     return tp.main(dict(tp.DEFAULTS, ckpt=[path], data_dir=data, out_dir=str(tmp_path / 'res'), **kw))[0]
 
 
-def test_a_model_that_does_not_change_with_length_gets_tau_1(tmp_path):
+def test_a_model_that_does_not_change_with_length_gets_tau_1(tmp_path, monkeypatch, capsys):
     """Windowed ALiBi with window = L_tr: every row that sees L_tr keys attends in the same way at any length, so
     Algorithm 1 must keep tau = 1 at 4 L_tr. Averaged over every causal row instead, the short peaked rows that
-    dominate at L_tr make the longer input look dispersed, and a lower tau comes out."""
+    dominate at L_tr make the longer input look dispersed, and a lower tau comes out. The closed forms are drawn at
+    L_tr x 2^(k/4) up to the longest length; progress counts the temperatures of the grid."""
     model = tiny('alibi', window=16)
-    got = run_temperature(tmp_path, model, lengths=[4], n=8, n_tr=192)['lengths'][0]
+    monkeypatch.setattr('lexgpt.progress.PROGRESS_SECONDS', 0.0)
+    res = run_temperature(tmp_path, model, lengths=[4], n=8, n_tr=192)
+    assert [c['L_ex'] for c in res['closed_form_curves']] == [round(16 * 2 ** (k / 4)) for k in range(9)]
+    assert f'm L_ex=64: 1/{len(tp.TAU_GRID)} temperatures' in capsys.readouterr().err
+    got = res['lengths'][0]
     assert got['L_ex'] == 64 and got['tau_pmax'] == 1.0 and got['tau_entropy'] == 1.0
     drift = run_temperature(tmp_path, model, lengths=[4], n=8, rows='all')['lengths'][0]
     assert drift['tau_pmax'] < 1.0 and drift['tau_entropy'] < 1.0
     assert sorted(p.name for p in (tmp_path / 'res').iterdir()) == ['attention.json', 'attention.md', 'attention.png']
+    saved = json.loads((tmp_path / 'res' / 'attention.json').read_text())
+    assert saved['split'].endswith(':test') and saved['tau_grid'] == list(tp.TAU_GRID)  # what was measured, on what
 
 
 def test_regular_gpt_statistics_follow_its_depth(tmp_path, capsys):
@@ -107,3 +118,24 @@ def test_bad_settings_name_the_value(tmp_path):
         tp.main(dict(tp.DEFAULTS, rows='middle'))
     with pytest.raises(ConfigError, match=r"lengths=\[0.5, 2\]: give multiples of L_tr, each >= 1 with rows='full'"):
         tp.main(dict(tp.DEFAULTS, lengths=[0.5, 2]))
+
+
+def test_the_figure_draws_the_closed_forms_as_lines_and_algorithm_1_as_marks():
+    """figure() on a hand result: Propositions 5.1/5.2 and the length rule as lines over the dense curve's lengths,
+    Algorithm 1's temperatures as marks alone at the measured lengths, on a log2 x axis and tau's 0.4..1.6."""
+    res = dict(ckpt='m', L_tr=16, lengths=[dict(L_ex=32, tau_pmax=0.9, tau_entropy=0.95),
+                                           dict(L_ex=64, tau_pmax=0.8, tau_entropy=0.85)],
+               closed_form_curves=[dict(L_ex=L, prop51=1 - i / 10, prop52=1 - i / 20, length_rule=1 - i / 5)
+                                   for i, L in enumerate((16, 32, 64))])
+    (ax,) = tp.figure([res]).axes
+    got = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()), line.get_linestyle(),
+                              line.get_marker()) for line in ax.get_lines()}
+    xs = [16, 32, 64]
+    assert got == {'Prop. 5.1 (P_max)': (xs, [1.0, 0.9, 0.8], '-', 'None'),
+                   'Prop. 5.2 (entropy)': (xs, [1.0, 0.95, 0.9], '-', 'None'),
+                   r'$\log_{L_{ex}} L_{tr}$': (xs, [1.0, 0.8, 0.6], '--', 'None'),
+                   'Alg. 1 P_max': ([32, 64], [0.9, 0.8], 'None', 'o'),
+                   'Alg. 1 entropy': ([32, 64], [0.95, 0.85], 'None', 'x')}
+    assert (ax.get_xscale(), ax.get_ylim(), ax.get_xlabel(), ax.get_ylabel()) == ('log', (0.4, 1.6), 'L_ex',
+                                                                                 'temperature tau')
+    assert ax.get_title() == 'm (L_tr=16; y clipped to 0.4..1.6)'
