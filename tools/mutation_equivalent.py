@@ -260,4 +260,47 @@ EQUIVALENT = {
      "fig2.savefig(base + '_effective_length.png', dpi=100)",
      "fig2.savefig(base + '_effective_length.png', )"):
         "savefig's default dpi is the figure's, 100: the same PNG",
+    ('analysis/nope.py',
+     "threads=0,                  # torch CPU threads (0: torch's default)",
+     "threads=1,                  # torch CPU threads (0: torch's default)"):
+        "one torch thread in place of torch's default splits the same sums differently: the "
+        'committed variances agree to 1e-5 (test_the_committed_variance_check_is_what_the_defaults_compute)',
+    ('analysis/nope.py',
+     "config = GPTConfig(vocab_size=2, block_size=L, n_layer=n_layer, n_head=H, n_embd=d, pe='none', bias=False)",
+     "config = GPTConfig(vocab_size=2, block_size=L, n_layer=n_layer, n_head=H, n_embd=d, pe='none', bias=None)"):
+        "GPTConfig's bias defaults to False, and None is as false: no biases either way",
+    ('analysis/nope.py',
+     "config = GPTConfig(vocab_size=2, block_size=L, n_layer=n_layer, n_head=H, n_embd=d, pe='none', bias=False)",
+     "config = GPTConfig(vocab_size=2, block_size=L, n_layer=n_layer, n_head=H, n_embd=d, pe='none', )"):
+        "GPTConfig's bias defaults to False, and None is as false: no biases either way",
+    ('analysis/nope.py',
+     'hooks += [module.register_forward_hook(hook) for module, hook in watch]',
+     'hooks = [module.register_forward_hook(hook) for module, hook in watch]'):
+        'the wte hook is not removed; each later run of the same model registers its own after it, '
+        'whose output wins: the same numbers',
+    ('analysis/nope.py',
+     'print(f"probe step {step}: loss summed over depths {loss.item():.3f}", flush=True)',
+     'print(f"probe step {step}: loss summed over depths {loss.item():.3f}", )'):
+        'flush only decides when the line leaves a buffer: the same text',
+    ('analysis/nope.py',
+     'median = lambda logits: (logits.softmax(-1).cumsum(-1) < 0.5).sum(-1)',
+     'median = lambda logits: (logits.softmax(-1).cumsum(+1) < 0.5).sum(-1)'):
+        "the probe's logits are [n x L, L]: dimension 1 is the last, the same cumulative sum and count",
+    ('analysis/nope.py',
+     'median = lambda logits: (logits.softmax(-1).cumsum(-1) < 0.5).sum(-1)',
+     'median = lambda logits: (logits.softmax(-1).cumsum(-1) < 0.5).sum(+1)'):
+        "the probe's logits are [n x L, L]: dimension 1 is the last, the same cumulative sum and count",
+    ('analysis/nope.py',
+     "ax1.plot(np.log(m), np.log(lemma), '--', color=line.get_color(), lw=1, label=f'Lemma 2.3 sigma={sigma}')",
+     "ax1.plot(np.log(m), np.log(lemma), '--', color=line.get_color(), label=f'Lemma 2.3 sigma={sigma}')"):
+        "the lemma's dashed lines at the default width: no number changes",
+    ('analysis/nope.py',
+     'ax1.legend(fontsize=7)',
+     'ax1.legend(fontsize=None)'):
+        'the legend at the default font size: no number changes',
+    ('analysis/nope.py',
+     "ax2.set_title(f'position probe on a frozen random NoPE model (L={PL}; dotted: predict the middle)', fontsize=8)",
+     "ax2.set_title(f'position probe on a frozen random NoPE model (L={PL}; dotted: predict the "
+     "middle)', fontsize=None)"):
+        'the title at the default font size: no number changes',
 }
