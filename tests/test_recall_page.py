@@ -10,7 +10,7 @@ from scipy import stats
 
 import helpers
 from analysis import recall as rc, recall_page as rp
-from lexgpt.config import ConfigError
+from lexgpt.config import ConfigError, parse_config
 from tools import steps_tasks
 
 L_TR, S, N = 16, 4, 6
@@ -44,7 +44,7 @@ def files(tmp_path_factory):
     data = json.loads(path.read_text())
     data['command'] = f'python -m analysis.recall --ckpt={pattern} --lengths=1,2 --n={N} --span={S} --windowed=True'
     for row in data['results']:
-        seed = int(row['ckpt'][-1])
+        seed, row['iters'] = int(row['ckpt'][-1]), 3200  # as train.py's runs: the iteration the checkpoint is from
         for c in row['cells']:
             rep = 1.0 + 0.1 * np.arange(N)
             pairs = np.stack([rep, rep + designed(row['variant'], c['kind'], seed, c['d'])], 1).tolist()
@@ -68,9 +68,9 @@ def files(tmp_path_factory):
 
 
 def page(tmp, **kw):
-    cfg = dict(dict(rp.DEFAULTS, inputs=[str(tmp / 'recall' / 'tiny_*.json')], erf=[str(tmp / 'erf.json')],
-                    ppl=[str(tmp / 'ppl.json')], ppl_at=2.0, out_dir=str(tmp / 'out')), **kw)
-    rp.main(cfg)
+    cfg = parse_config(rp.DEFAULTS, [f"--inputs={tmp / 'recall' / 'tiny_*.json'}", f"--erf={tmp / 'erf.json'}",
+                                     f"--ppl={tmp / 'ppl.json'}", '--ppl_at=2', f"--out_dir={tmp / 'out'}"])
+    rp.main(dict(cfg, **kw))
     md = (tmp / 'out' / 'recall.md').read_text()
     tables = [[[x.strip() for x in line.strip('|').split('|')] for line in block.splitlines() if line.startswith('|')]
               for block in md.split('\n\n') if block.startswith('|')]
@@ -133,8 +133,10 @@ def test_the_tables_cells_by_hand(files):
     assert ok(verdicts['alibi', 'windowed@L_tr', 'text']) == ('yes', 'no', 'flat, no recall past L_tr')
 
 
-def test_the_json_and_figure(files):
-    tmp, _ = files
+def test_the_json_and_figure(files, monkeypatch):
+    tmp, data = files
+    figures, write = [], rp.write_outputs
+    monkeypatch.setattr(rp, 'write_outputs', lambda *a, **kw: figures.extend(a[4:]) or write(*a, **kw))
     page(tmp)
     out = json.loads((tmp / 'out' / 'recall.json').read_text())
     assert out['command'].startswith('python') and 'partial' not in out and out['sources']['ppl'] == [
@@ -143,7 +145,22 @@ def test_the_json_and_figure(files):
     row = out['results'][0]
     assert (row['group'], row['variant'], row['runs']) == ('alibi', 'vanilla', ['alibi-s0', 'alibi-s1'])
     assert row['recall']['text@2']['seed_horizons'] == [28, 16] and row['reach'] == 'inf'
+    assert row['recall']['text@2']['runs'] == ['alibi-s0', 'alibi-s1'] and row['iters'] == 3200
+    assert row['ppl']['curve'] == {'1.0': 10.0, '2.0': 11.25}  # alibi's own rows: (12 + 10.5) / 2 at 2x
+    assert out['rule']['flat'] == 'ppl(2 L_tr) / ppl(L_tr) <= 1.1'  # the verdict's rule, beside the verdicts
+    rope = next(r for r in out['results'] if r['group'] == 'rope')  # measured in perplexity, not probed yet
+    assert (rope['L_tr'], rope['iters'], rope['ppl']['curve']) == (L_TR, None, {'1.0': 8.0, '2.0': 24.0})
     assert (tmp / 'out' / 'recall.png').stat().st_size > 0
+    # the figure: per probed row, benefit against d (a line per kind and L_ex, L_tr dotted), its ppl beside it
+    ax, side = figures[0].axes[:2]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    cells = row['recall']['text@2']['cells']
+    assert list(lines['text 2x'].get_xdata()) == [c['d'] for c in cells]
+    assert np.allclose(lines['text 2x'].get_ydata(), [c['benefit'] for c in cells])
+    assert lines['random 1x'].get_linestyle() == '--' and lines['text 1x'].get_linestyle() == '-'
+    assert any(list(line.get_xdata()) == [L_TR, L_TR] and line.get_linestyle() == ':' for line in ax.get_lines())
+    (curve,) = [line for line in side.get_lines() if len(line.get_xdata()) == 2 and line.get_marker() == '.']
+    assert list(curve.get_ydata()) == [10.0, 11.25] and side.get_xlabel() == 'L_ex / L_tr'
 
 
 def test_a_partial_input_makes_a_partial_page(files, tmp_path):
@@ -164,6 +181,7 @@ def test_a_partial_input_makes_a_partial_page(files, tmp_path):
 @pytest.mark.parametrize('change, match', [
     (dict(ppl=['/nowhere/ppl.json']), "ppl='/nowhere/ppl.json' cannot be read as JSON"),
     (dict(inputs=['/nowhere/tiny_*.json']), r"inputs='/nowhere/tiny_\*.json': no file matches"),
+    (dict(erf=['/nowhere/erf_*.json']), r"erf='/nowhere/erf_\*.json': no file matches"),
     (dict(erf=['PROBE']), 'not the JSON expected here'),
     (dict(inputs=[]), 'inputs is empty'),
     (dict(ppl_at=1.0), 'ppl_at=1'),

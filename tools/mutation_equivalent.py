@@ -303,4 +303,34 @@ EQUIVALENT = {
      "ax2.set_title(f'position probe on a frozen random NoPE model (L={PL}; dotted: predict the "
      "middle)', fontsize=None)"):
         'the title at the default font size: no number changes',
+    ('analysis/recall_page.py',
+     'full = max((set(x) for x in done), key=len, default=set())',
+     'full = max((set(x) for x in done), key=len, )'):
+        "seed_mean_row is called only for a length that some run holds, so its runs' cells are "
+        'never all empty: max always has an argument',
+    ('analysis/recall_page.py',
+     "return read_checkpoint(path, mmap=True)['model_args']",
+     "return read_checkpoint(path, mmap=False)['model_args']"):
+        'the checkpoint read whole instead of memory-mapped: the same model_args',
+    ('analysis/recall_page.py',
+     "reach = '' if r['reach'] is None else 'inf' if r['reach'] == math.inf else r['reach']",
+     "reach = '' if r['reach'] is None else 'inf' if (r['reach'] == math.inf) and False else r['reach']"):
+        "str(math.inf) is 'inf': the same cell",
+    ('analysis/recall_page.py',
+     "ax.axvline(r['reach'], color='gray', ls='--', lw=1)",
+     "ax.axvline(r['reach'], color=None, ls='--', lw=1)"):
+        'the reach line in the default colour, not gray: no number changes',
+    ('analysis/recall_page.py',
+     "ax.axhline(0, color='gray', lw=0.5)",
+     "ax.axhline(0, color='gray', )"):
+        'the zero line at the default width: no number changes',
+    ('analysis/recall_page.py',
+     'ax.tick_params(labelsize=5)',
+     'ax.tick_params(labelsize=6)'):
+        'tick labels a point larger: no number changes',
+    ('analysis/recall_page.py',
+     "sources=dict(inputs=[p for p, _ in files], erf=[p for p, _ in expand(cfg['erf'], 'erf')],",
+     "sources=dict(inputs=[p for p, _ in files], erf=[p for p, _ in expand(cfg['erf'], None)],"):
+        "the erf files were expanded and checked under 'erf' when read; this second expansion of "
+        'the same list cannot fail, so the name it would give an error is never used',
 }

@@ -591,4 +591,38 @@ KILLED_SINCE = {
      'run(main, DEFAULTS, __doc__)',
      'run(main, __doc__)'):
         'tests/test_config.py::test_every_scripts_help_starts_with_its_docstring',
+    ('analysis/recall_page.py',
+     "erf=[],                     # analysis.receptive_field JSONs (the same checkpoints' ERF; [] : none)",
+     "erfXX=[],                     # analysis.receptive_field JSONs (the same checkpoints' ERF; [] : none)"):
+        'tests/test_recall_page.py::test_the_tables_cells_by_hand',
+    ('analysis/recall_page.py',
+     "seeds=len(used), runs=[o['ckpt'] for o in used],\n"
+     "                                   seed_horizons=[x['horizon'] for x in own], far=far[-1] if far else None,",
+     "seeds=len(used), seed_horizons=[x['horizon'] for x in own], far=far[-1] if far else None,"):
+        'tests/test_recall_page.py::test_the_json_and_figure',
+    ('analysis/recall_page.py',
+     'mine = {k: r for k, r in ppl.items() if k[0] in ckpts and k[1] == variant}',
+     'mine = {k: r for k, r in ppl.items() if k[0] in ckpts or k[1] == variant}'):
+        'tests/test_recall_page.py::test_the_json_and_figure',
+    ('analysis/recall_page.py',
+     "out.append(dict(group=e['group'], variant=e['variant'], iters=e['iters'], L_tr=e['L_tr'], runs=ckpts,",
+     "out.append(dict(group=e['group'], variant=e['variant'], iters=None, L_tr=e['L_tr'], runs=ckpts,"):
+        'tests/test_recall_page.py::test_the_json_and_figure',
+    ('analysis/recall_page.py',
+     "L_tr = next(r['L_tr'] for k, r in ppl.items() if k[0] == ckpts[0])",
+     'L_tr = None'):
+        'tests/test_recall_page.py::test_the_json_and_figure',
+    ('analysis/recall_page.py',
+     "ax.plot(ds, [c['benefit'] for c in v['cells']], style, marker='o', ms=2.5, color=color,",
+     "ax.plot([c['benefit'] for c in v['cells']], style, marker='o', ms=2.5, color=color,"):
+        'tests/test_recall_page.py::test_the_json_and_figure',
+    ('analysis/recall_page.py',
+     "ax.set_xlabel('L_ex / L_tr', fontsize=6)",
+     'ax.set_xlabel(None, fontsize=6)'):
+        'tests/test_recall_page.py::test_the_json_and_figure',
+    ('analysis/recall_page.py',
+     'rule=dict(flat=f\'ppl({cfg["ppl_at"]:g} L_tr) / ppl(L_tr) <= {PPL_FLAT:g}\', recall=\'horizon > L_tr at the \'',
+     'rule=dict(flatXX=f\'ppl({cfg["ppl_at"]:g} L_tr) / ppl(L_tr) <= {PPL_FLAT:g}\', '
+     "recall='horizon > L_tr at the '"):
+        'tests/test_recall_page.py::test_the_json_and_figure',
 }
