@@ -1282,6 +1282,17 @@ q('length costs it is recall next to the span ({:.3f} at 1x, {:.3f} at 16x)',
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
 q("- KERPLE-log is flat ({:.3f} for the probed seed {};", "ppl('kerple_log-s0', 16) / ppl('kerple_log-s0', 1)", "0")
+q = at('results/recall/README.md', 'results/recall/tiny_fire.json')
+q('all: {:.3f} nats/token at d = {} at {:g} L_tr, and a horizon of {} for random tokens at every length.',
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "max(v['horizon'] for v in d['results'][0]['verdicts'] "
+  "if v['kind'] == 'random')")
+q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the\nfarthest the input allows: the '
+  'benefit past L_tr is {:.2f} of the one at d = {}.', f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']",
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('its perplexity is {:.3f} times its 1x', "ppl('fire-s0', 16) / ppl('fire-s0', 1)")
+q('- FIRE is not flat ({:.3f})', "ppl('fire-s0', 16) / ppl('fire-s0', 1)")
 VA = ("next(c for r in d['results'] if r['variant'] == {!r} for c in r['cells'] if c['kind'] == 'text' and "
       "c['mult'] == 16 and c['d'] == {})")
 W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
