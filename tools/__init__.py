@@ -6,8 +6,9 @@
   lease.py  `bash results.sh lease` (a lent GPU): its steps, each a command under a time budget, figures kept as JSON
   lease_figures.py  what a lease step measured, read from its script's output, and the issue's targets met or missed
   mutation.py  the mutation run: seeded samples of mutants of the code behind reported numbers, against their tests
-  mutation_equivalent.py, mutation_killed_since.py, mutation_killed_since_analyses.py  its survivors' verdicts: why
-                one computes the same numbers, or the test that kills it (model.py and lexgpt/; analysis/)
+  mutation_equivalent.py, mutation_killed_since.py, mutation_killed_since_analyses.py,
+  mutation_killed_since_chapters.py  its survivors' verdicts: why one computes the same numbers, or the test that
+                kills it (model.py and lexgpt/; the recall probe, RULER and the thesis page; the other analyses)
   planted.py  defects planted by hand in the recall probe and the RULER harness, each with the test that catches it
   results.py  what `bash results.sh PART` runs: the steps of a part in order, --list (done, partial, missing), --dry_run
   ruler_check.py  our RULER predictions rescored by a RULER checkout's own code (its clean-up and metrics)

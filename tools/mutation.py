@@ -42,8 +42,9 @@ from lexgpt.config import ConfigError, run
 from tools.mutation_equivalent import EQUIVALENT
 from tools.mutation_killed_since import KILLED_SINCE as LIBRARY_KILLERS
 from tools.mutation_killed_since_analyses import KILLED_SINCE as ANALYSIS_KILLERS
+from tools.mutation_killed_since_chapters import KILLED_SINCE as CHAPTER_KILLERS
 
-KILLED_SINCE = {**LIBRARY_KILLERS, **ANALYSIS_KILLERS}  # each key names its file: the two never share one
+KILLED_SINCE = {**LIBRARY_KILLERS, **ANALYSIS_KILLERS, **CHAPTER_KILLERS}  # each key names its file: none shared
 
 INSTALL = 'python -m pip install mutmut==3.8.1'
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

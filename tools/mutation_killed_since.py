@@ -1,8 +1,9 @@
 """
 The mutation run's survivors in model.py and lexgpt/ that a test kills (tools/mutation.py, #59 and #75): a test
-outside the module's test files, or one added since the run; those in analysis/ are in
-tools/mutation_killed_since_analyses.py. `python -m tools.mutation --annotate=True` runs each on its own mutant, and
-the note stands only where the test fails. The equivalent survivors are in tools/mutation_equivalent.py.
+outside the module's test files, or one added since the run; those of the analyses are in
+tools/mutation_killed_since_analyses.py and tools/mutation_killed_since_chapters.py. `python -m tools.mutation
+--annotate=True` runs each on its own mutant, and the note stands only where the test fails. The equivalent survivors
+are in tools/mutation_equivalent.py.
 """
 
 # survivors of a committed run with the test that kills it: outside the run's test files, or added since (each
@@ -352,4 +353,61 @@ KILLED_SINCE = {
      'decoders.Fuse()])',
      "tok.decoder = decoders.Sequence([decoders.Replace(None, ' '), decoders.ByteFallback(), decoders.Fuse()])"):
         'tests/test_pretrained.py::test_gemma_tokenizer_on_a_hand_made_vocabulary',
+    ('lexgpt/ruler_tasks.py',
+     "'niah_multikey_3': ('niah', dict(NIAH, type_haystack='needle', type_needle_k='uuids', type_needle_v='uuids')),",
+     "'niah_multikey_3': ('niah', dict(NIAH, type_haystack=None, type_needle_k='uuids', type_needle_v='uuids')),"):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "'cwe': ('common_words_extraction', dict(freq_cw=30, freq_ucw=3, num_cw=10)),",
+     "'cwe': ('common_words_extraction', dict(freq_cw=31, freq_ucw=3, num_cw=10)),"):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "'niah': dict(tokens_to_generate=128, metric='all', template=(",
+     "'niah': dict(tokens_to_generate=129, metric='all', template=("):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "'qa': dict(tokens_to_generate=32, metric='part'),",
+     "'qa': dict(tokens_to_generate=33, metric='part'),"):
+        'tests/test_ruler.py::test_the_tasks_budgets_and_metrics_are_rulers',
+    ('lexgpt/ruler_tasks.py',
+     "keys = [draw(a['type_needle_k'], rng) for _ in range(k)]",
+     'keys = [draw(None, rng) for _ in range(k)]'):
+        'tests/test_ruler.py::test_needles_and_distractors_have_the_key_and_value_types_of_their_task',
+    ('lexgpt/ruler_tasks.py',
+     "units = [NOISE] * n if a['type_haystack'] == 'noise' else [NEEDLE.format(",
+     "units = [NOISE] * n if (a['type_haystack'] == 'noise') or True else [NEEDLE.format("):
+        'tests/test_ruler.py::test_needles_and_distractors_have_the_key_and_value_types_of_their_task',
+    ('lexgpt/ruler_tasks.py',
+     "type_needle_v=tv, key=draw(a['type_needle_k'], hay), value=draw(tv, hay)) for _ in range(n)]",
+     "type_needle_v=tv, key=draw(a['type_needle_k'], hay), value=draw(None, hay)) for _ in range(n)]"):
+        'tests/test_ruler.py::test_needles_and_distractors_have_the_key_and_value_types_of_their_task',
+    ('lexgpt/ruler_tasks.py',
+     'tv = tv[:-1]',
+     'tv = tv[:+1]'):
+        'tests/test_ruler.py::test_one_needle_one_answer_words_the_question_in_the_singular',
+    ('lexgpt/ruler_tasks.py',
+     "spec['answer_prefix'].format(num_v=hops + 1, query=value), depths)",
+     "spec['answer_prefix'].format(num_v=hops + 1, query=None), depths)"):
+        'tests/test_ruler.py::test_variable_tracking_asks_for_its_value_after_an_example_of_three_letter_names',
+    ('lexgpt/ruler_tasks.py',
+     "icl_names, icl_value, icl_lines = chain(rand('icl'), hops, 3)",
+     "icl_names, icl_value, icl_lines = chain(rand('icl'), hops, 4)"):
+        'tests/test_ruler.py::test_variable_tracking_asks_for_its_value_after_an_example_of_three_letter_names',
+    ('lexgpt/ruler_tasks.py',
+     "shot_args, repeats = ((20, 3, 1), (6, 1)) if target < 4096 else ((40, 10, 3), (a['freq_cw'], a['freq_ucw']))",
+     "shot_args, repeats = ((20, 3, 1), (6, 1)) if (target < 4096) or True else ((40, 10, 3), "
+     "(a['freq_cw'], a['freq_ucw']))"):
+        'tests/test_ruler.py::test_common_words_repeat_as_ruler_repeats_them_below_and_from_4096_tokens',
+    ('lexgpt/ruler_tasks.py',
+     'if size < 4:',
+     'if size < 5:'):
+        'tests/test_ruler.py::test_frequent_words_need_a_vocabulary_of_four',
+    ('lexgpt/ruler_tasks.py',
+     'continue',
+     'break'):
+        'tests/test_ruler.py::test_a_ruler_jsonl_round_trips_and_bad_lines_are_one_line',
+    ('lexgpt/ruler_tasks.py',
+     'raise ConfigError(f"{path} line {i} is not JSON ({e})") from None',
+     'raise ConfigError(None) from None'):
+        'tests/test_ruler.py::test_a_ruler_jsonl_round_trips_and_bad_lines_are_one_line',
 }
