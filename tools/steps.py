@@ -281,7 +281,7 @@ def mutation():
     return [step('mutation', 'python -m tools.mutation --at=f78da08 --out_dir=results/mutation --name=before', '2 h'),
             step('mutation', 'python -m tools.mutation --out_dir=results/mutation --name=after', '2.5 h'),
             step('mutation', f'python -m tools.mutation --modules={wide} --n=50 --at=950d93d '
-                             '--out_dir=results/mutation --name=wide', '5 h'),
+                             '--out_dir=results/mutation --name=wide', '6 h'),
             step('mutation', 'python -m tools.planted --out_dir=results/mutation --name=planted', '3 min')]
 
 
