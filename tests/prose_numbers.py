@@ -1292,7 +1292,16 @@ q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('its perplexity is {:.3f} times its 1x', "ppl('fire-s0', 16) / ppl('fire-s0', 1)")
-q('- FIRE is not flat ({:.3f})', "ppl('fire-s0', 16) / ppl('fire-s0', 1)")
+q('- FIRE ({:.3f}) and xPos ({:.3f}) are not flat', "ppl('fire-s0', 16) / ppl('fire-s0', 1)",
+  "ppl('xpos-s0', 16) / ppl('xpos-s0', 1)")
+q('where its perplexity is {:.3f} times its 1x, text keeps', "ppl('xpos-s0', 16) / ppl('xpos-s0', 1)")
+q = at('results/recall/README.md', 'results/recall/tiny_xpos.json')
+q('copies text and random tokens at {:g} L_tr ({:.3f} and {:.3f}\nnats/token at d = {})', "1",
+  f"{CELL.format('text', 1, 32)}['benefit']", f"{CELL.format('random', 1, 32)}['benefit']", "32")
+q('\n{:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the farthest the input allows: the benefit past L_tr is '
+  '{:.2f} of\nthe one at d = {}; random tokens have a horizon of {}.', f"{CELL.format('text', 16, 32)}['benefit']",
+  "32", f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']",
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32", f"{VERDICT.format('random', 16)}['horizon']")
 VA = ("next(c for r in d['results'] if r['variant'] == {!r} for c in r['cells'] if c['kind'] == 'text' and "
       "c['mult'] == 16 and c['d'] == {})")
 W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
