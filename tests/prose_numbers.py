@@ -1353,6 +1353,10 @@ q('At {:g} L_tr ({:,} tokens) single 1 still scores\n{:.1f}, but single 2 falls 
   f"{RH.format('niah_single_3')}['score']", f"{RH.format('niah_single_3')}['ci95'][0]",
   f"{RH.format('niah_single_3')}['ci95'][1]", f"{RH.format('vt')}['score']", f"{RH.format('vt')}['ci95'][0]",
   f"{RH.format('vt')}['ci95'][1]")
+R1 = "next(r for r in d['results'] if r['task'] == 'niah_single_1' and r['mult'] == 1 and not r.get('partial'))"
+q('At {:g} L_tr ({:,} tokens, its training length) single 1 scores\n{:.1f} [{:.1f}, {:.1f}] (n = {})', "1",
+  f"{R1}['L_ex']", f"{R1}['score']", f"{R1}['ci95'][0]", f"{R1}['ci95'][1]", f"{R1}['n']")
+q('a sample at {:g} L_tr costs {:.1f} CPU-s (NIAH single 1', "1", f"{R1}['cpu_seconds_per_sample']")
 
 # results/recall (#72): T5
 q = at('results/recall/README.md', 'results/recall/tiny_t5.json')
