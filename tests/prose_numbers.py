@@ -1354,8 +1354,10 @@ q('At {:g} L_tr ({:,} tokens) single 1 still scores\n{:.1f}, but single 2 falls 
   f"{RH.format('niah_single_3')}['ci95'][1]", f"{RH.format('vt')}['score']", f"{RH.format('vt')}['ci95'][0]",
   f"{RH.format('vt')}['ci95'][1]")
 R1 = "next(r for r in d['results'] if r['task'] == 'niah_single_1' and r['mult'] == 1 and not r.get('partial'))"
-q('At {:g} L_tr ({:,} tokens, its training length) single 1 scores\n{:.1f} [{:.1f}, {:.1f}] (n = {})', "1",
-  f"{R1}['L_ex']", f"{R1}['score']", f"{R1}['ci95'][0]", f"{R1}['ci95'][1]", f"{R1}['n']")
+R2 = R1.replace('niah_single_1', 'niah_single_2')
+q('At {:g} L_tr ({:,} tokens, its training length) single 1 scores\n{:.1f} [{:.1f}, {:.1f}] and single 2 {:.1f} '
+  '[{:.1f}, {:.1f}] (n = {} each)', "1", f"{R1}['L_ex']", f"{R1}['score']", f"{R1}['ci95'][0]", f"{R1}['ci95'][1]",
+  f"{R2}['score']", f"{R2}['ci95'][0]", f"{R2}['ci95'][1]", f"{R2}['n']")
 q('a sample at {:g} L_tr costs {:.1f} CPU-s (NIAH single 1', "1", f"{R1}['cpu_seconds_per_sample']")
 
 # results/recall (#72): T5
