@@ -73,10 +73,15 @@ def nope_variance(d=768, H=12, L=512, sigma=0.02, n_samples=100, seed=0):
     x ~ N(0, sigma^2) and sigma^2 below LayerNorm's eps (1e-5, e.g. sigma = 0.002) the eps would shrink them."""
     model = random_nope(d, H, L, sigma, 1, seed)
     x = torch.randn(n_samples, L, d, generator=torch.Generator().manual_seed(seed + 1))
+    return layer0_variance(model, x), d ** 2 * sigma ** 4 / np.arange(1, L + 1)  # thesis Lemma 2.3
+
+
+@torch.no_grad()
+def layer0_variance(model, x):
+    """Per-position variance of the layer-0 attention output of the model run on the vectors x [B, T, d]."""
     got = {}
     run_on_vectors(model, x, [(model.transformer.h[0].attn, lambda m, i, o: got.update(o=o))])
-    var = got['o'].double().var(dim=(0, 2), unbiased=False).numpy()  # mean 0 by symmetry; pooled over samples, dims
-    return var, d ** 2 * sigma ** 4 / np.arange(1, L + 1)  # thesis Lemma 2.3
+    return got['o'].double().var(dim=(0, 2), unbiased=False).numpy()  # mean 0 by symmetry; pooled over samples, dims
 
 
 def nope_probe(d=64, H=4, L=64, sigma=0.02, n_layer=4, steps=1000, n_train=512, batch_tokens=2048, lr=1e-3, seed=0,

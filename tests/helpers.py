@@ -102,3 +102,11 @@ def stop_at_call(k, real):
             raise KeyboardInterrupt
         return real(*args, **kw)
     return f, calls
+
+
+def figures_written(monkeypatch, module):
+    """-> a list that gets the figure of each of module's write_outputs calls that writes one; the files are
+    written as they would be."""
+    figures, write = [], module.write_outputs
+    monkeypatch.setattr(module, 'write_outputs', lambda *a, **kw: figures.extend(a[4:]) or write(*a, **kw))
+    return figures

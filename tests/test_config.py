@@ -4,6 +4,8 @@ import pytest
 
 from lexgpt.config import ConfigError, parse_config
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 DEFAULTS = dict(out_dir='out', max_iters=100, learning_rate=6e-4, compile=False, pe='alibi', vocab_size=None,
                 sep=(46, 10))
 
@@ -101,25 +103,21 @@ def test_help_joins_a_comment_continued_in_its_column(tmp_path, monkeypatch):
 def test_real_config_files_are_valid():
     import train
     import sweep
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    tiny = parse_config(train.DEFAULTS, [os.path.join(root, 'configs', 'tiny.py')])
+    tiny = parse_config(train.DEFAULTS, [os.path.join(ROOT, 'configs', 'tiny.py')])
     assert (tiny['n_layer'], tiny['n_embd'], tiny['block_size'], tiny['pe']) == (4, 128, 256, 'alibi')
-    thesis_files = [os.path.join(root, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')]
+    thesis_files = [os.path.join(ROOT, 'configs', f) for f in ('thesis_162m.py', 'regular_128_6.py')]
     thesis = parse_config(train.DEFAULTS, thesis_files)
     assert (thesis['n_layer'], thesis['block_size'], thesis['pe'], thesis['chunk_size']) == (12, 512, 'regular', 128)
     runs = dict(sweep_lm_tiny=45, sweep_lm_long=4, sweep_dyck=36, sweep_lm_wave2=12, sweep_lm_rope_ssmax=3,
                 sweep_lm_rope_random=3, sweep_rope_finetune=9, sweep_deletang_random=12, sweep_demo=2,
                 sweep_lm_regular=6)
-    assert sorted(runs) == sorted(f[:-3] for f in os.listdir(os.path.join(root, 'configs')) if f.startswith('sweep_'))
+    assert sorted(runs) == sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, 'configs')) if f.startswith('sweep_'))
     for name, n in runs.items():
-        cfg = parse_config(sweep.DEFAULTS, [os.path.join(root, 'configs', f'{name}.py')])
+        cfg = parse_config(sweep.DEFAULTS, [os.path.join(ROOT, 'configs', f'{name}.py')])
         assert len(sweep.points(cfg['grid'])) == n
         script_defaults = __import__(cfg['script'][:-3]).DEFAULTS  # every run's arguments are keys of its script
         for argv, _ in (sweep.command(cfg, p) for p in sweep.points(cfg['grid'])):
             parse_config(script_defaults, [a for a in argv[2:] if not a.startswith('--init_from=out/')])
-
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def scripts():

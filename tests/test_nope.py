@@ -10,6 +10,8 @@ import torch
 from analysis import nope
 from lexgpt.config import ConfigError, parse_config
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 def test_nope_variance_matches_lemma_2_3_on_the_random_model():
     d, H, L = 256, 4, 64
@@ -60,17 +62,13 @@ def test_the_committed_variance_check_is_what_the_defaults_compute():
     """results/nope/nope.json, made with the defaults (d = 768, H = 12, L = 512, 32 samples, seed 1337), recomputed
     on its first 64 positions: the model is causal and has no positions, so they see nothing of the 448 after them
     and a 64-token run of the same draws gives their outputs at an eighth of the cost."""
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'results', 'nope', 'nope.json')
-    committed = json.load(open(path))
+    committed = json.load(open(os.path.join(ROOT, 'results', 'nope', 'nope.json')))
     assert committed['command'] == 'python -m analysis.nope --out_dir=results/nope'  # the defaults, nothing else
     D = nope.DEFAULTS
     assert [row['sigma'] for row in committed['variance']] == D['sigmas']
     x = torch.randn(D['samples'], D['L'], D['d'], generator=torch.Generator().manual_seed(D['seed'] + 1))[:, :64]
     for row in committed['variance']:
-        model = nope.random_nope(D['d'], D['heads'], 64, row['sigma'], 1, D['seed'])
-        got = {}
-        nope.run_on_vectors(model, x, [(model.transformer.h[0].attn, lambda m, i, o: got.update(o=o))])
-        var = got['o'].detach().double().var(dim=(0, 2), unbiased=False).numpy()
+        var = nope.layer0_variance(nope.random_nope(D['d'], D['heads'], 64, row['sigma'], 1, D['seed']), x)
         assert np.allclose(var, row['var'][:64], rtol=1e-5, atol=0)
 
 

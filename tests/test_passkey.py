@@ -7,7 +7,7 @@ import torch
 
 from analysis import passkey as pk
 from lexgpt.config import ConfigError, parse_config
-from helpers import save_ckpt, tiny
+from helpers import figures_written, save_ckpt, tiny
 
 
 def byte_encode(text):
@@ -108,8 +108,7 @@ def test_a_cell_holds_the_means_over_its_keys_and_the_json_its_grid(tmp_path, mo
     hand = [dict(exact=True, logprob=-1.0, digit_acc=1.0, rank=0.0), dict(exact=False, logprob=-3.0, digit_acc=0.4,
                                                                           rank=7.0)]
     monkeypatch.setattr(pk, 'score_answers', lambda model, prompts, answers, *rest: hand[:len(prompts)])
-    figures, write = [], pk.write_outputs
-    monkeypatch.setattr(pk, 'write_outputs', lambda *a, **kw: figures.extend(a[4:]) or write(*a, **kw))
+    figures = figures_written(monkeypatch, pk)
     out = pk.main(parse_config(pk.DEFAULTS, [f'--ckpt={path}', '--lengths=4', '--depths=0', '--n=2',
                                              '--rope_scaling=pi', '--rope_scale=2', f"--out_dir={tmp_path / 'res'}"]))
     (cell,) = out[0]['cells']

@@ -135,8 +135,7 @@ def test_the_tables_cells_by_hand(files):
 
 def test_the_json_and_figure(files, monkeypatch):
     tmp, data = files
-    figures, write = [], rp.write_outputs
-    monkeypatch.setattr(rp, 'write_outputs', lambda *a, **kw: figures.extend(a[4:]) or write(*a, **kw))
+    figures = helpers.figures_written(monkeypatch, rp)
     page(tmp)
     out = json.loads((tmp / 'out' / 'recall.json').read_text())
     assert out['command'].startswith('python') and 'partial' not in out and out['sources']['ppl'] == [

@@ -275,9 +275,8 @@ def mutation():
     #59's tests, then on this tree; then (#75) 50 mutants of every module behind a reported number, on the commit that
     holds the tool's TARGETS (one tree while others edit this one); a stopped run goes on where it stopped
     (results/mutation/README.md); then the defects planted by hand in the recall probe and RULER (tools/planted.py)."""
-    wide = ','.join(['model', 'routes', 'evaluation', 'corpus', 'resume', 'streaming', 'rope_scaling', 'pretrained',
-                     'gguf_reader', 'recall', 'recall_inputs', 'recall_report', 'ruler', 'ruler_tasks', 'thesis',
-                     'receptive_field', 'cells', 'passkey', 'kernels', 'temperature', 'nope', 'recall_page'])
+    from tools.mutation import TARGETS  # the wide run's modules, in its order: one list
+    wide = ','.join(TARGETS)
     return [step('mutation', 'python -m tools.mutation --at=f78da08 --out_dir=results/mutation --name=before', '2 h'),
             step('mutation', 'python -m tools.mutation --out_dir=results/mutation --name=after', '2.5 h'),
             step('mutation', f'python -m tools.mutation --modules={wide} --n=50 --at=950d93d '
