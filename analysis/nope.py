@@ -33,6 +33,8 @@ DEFAULTS = dict(
     probe_layers=4,             # probe: depth of the frozen model (a probe reads each depth, 0 = the inputs)
     probe_steps=1000,           # probe: Adam steps
     probe_train=512,            # probe: sequences in the training pool
+    probe_batch=2048,           # probe: token positions a step (thesis 2.8.1: 32 sequences of probe_L = 64)
+    probe_lr=1e-3,              # probe: Adam's learning rate (thesis 2.8.1)
     seed=1337,
     threads=0,                  # torch CPU threads (0: torch's default)
     out_dir='out/nope',
@@ -128,7 +130,7 @@ def nope_probe(d=64, H=4, L=64, sigma=0.02, n_layer=4, steps=1000, n_train=512, 
 
 def check(cfg):
     for key in ('d', 'heads', 'L', 'samples', 'probe_d', 'probe_heads', 'probe_L', 'probe_layers', 'probe_steps',
-                'probe_train'):
+                'probe_train', 'probe_batch'):
         if cfg[key] < 1:
             raise ConfigError(f"{key}={cfg[key]} must be a positive integer")
     for d, h in (('d', 'heads'), ('probe_d', 'probe_heads')):
@@ -136,11 +138,15 @@ def check(cfg):
             raise ConfigError(f"{d}={cfg[d]} is not divisible by {h}={cfg[h]}")
     if not cfg['sigmas'] or min(cfg['sigmas']) <= 0 or cfg['probe_sigma'] <= 0:
         raise ConfigError(f"sigmas={cfg['sigmas']} and probe_sigma={cfg['probe_sigma']} must be positive")
+    if cfg['probe_lr'] <= 0:
+        raise ConfigError(f"probe_lr={cfg['probe_lr']} must be positive")
 
 
 def measure(cfg):
     """Both checks -> ({variance: one row per sigma, probe: the MAE per depth and position}, the MAE unrounded)."""
-    res = dict(variance=[], probe=None)
+    # every setting that shapes the numbers, so the JSON alone says how it was made
+    res = dict(settings={k: v for k, v in cfg.items() if k not in ('threads', 'out_dir', 'name')}, variance=[],
+               probe=None)
     for sigma in cfg['sigmas']:
         with Meter() as meter:
             var, lemma = nope_variance(cfg['d'], cfg['heads'], cfg['L'], sigma, cfg['samples'], cfg['seed'])
@@ -150,7 +156,7 @@ def measure(cfg):
         res['variance'].append(dict(sigma=sigma, var=var.tolist(), lemma=lemma.tolist(), **meter.record()))
     with Meter() as meter:
         mae = nope_probe(cfg['probe_d'], cfg['probe_heads'], cfg['probe_L'], cfg['probe_sigma'], cfg['probe_layers'],
-                         cfg['probe_steps'], cfg['probe_train'], seed=cfg['seed'])
+                         cfg['probe_steps'], cfg['probe_train'], cfg['probe_batch'], cfg['probe_lr'], seed=cfg['seed'])
     res['probe'] = dict(d=cfg['probe_d'], heads=cfg['probe_heads'], L=cfg['probe_L'], sigma=cfg['probe_sigma'],
                         steps=cfg['probe_steps'], mae=mae.round(3).tolist(), mae_mean=mae.mean(1).tolist(),
                         **meter.record())

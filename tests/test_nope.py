@@ -47,8 +47,11 @@ def test_main_writes_its_outputs_and_refuses_bad_shapes(tmp_path, monkeypatch):
     res = nope.main(cfg)
     assert sorted(p.name for p in tmp_path.iterdir()) == ['nope.json', 'nope.md', 'nope.png']
     assert len(res['variance'][0]['var']) == 16 and np.array(res['probe']['mae']).shape == (2, 8)
-    assert probed == [((16, 4, 8, 0.02, 1, 3, 2), dict(seed=1337))] and threads == [1]
-    probe = json.loads((tmp_path / 'nope.json').read_text())['probe']
+    assert probed == [((16, 4, 8, 0.02, 1, 3, 2, 2048, 1e-3), dict(seed=1337))] and threads == [1]
+    written = json.loads((tmp_path / 'nope.json').read_text())
+    assert written['settings'] == {k: cfg[k] for k in cfg if k not in ('threads', 'out_dir', 'name')}
+    assert {written['settings'][k] for k in ('seed', 'probe_batch', 'probe_lr')} == {1337, 2048, 1e-3}
+    probe = written['probe']
     assert {k: probe[k] for k in ('d', 'heads', 'L', 'sigma', 'steps')} == dict(d=16, heads=4, L=8, sigma=0.02, steps=3)
     assert np.allclose(probe['mae_mean'], np.mean(probe['mae'], axis=1), atol=1e-3)
     assert '| 0.02 | 8.19e-05 |' in (tmp_path / 'nope.md').read_text()
@@ -56,6 +59,10 @@ def test_main_writes_its_outputs_and_refuses_bad_shapes(tmp_path, monkeypatch):
         nope.main(dict(cfg, d=30, heads=4))
     with pytest.raises(ConfigError, match=r'sigmas=\[0.0\]'):
         nope.main(dict(cfg, sigmas=[0.0]))
+    with pytest.raises(ConfigError, match='probe_lr=0.0 must be positive'):
+        nope.main(dict(cfg, probe_lr=0.0))
+    with pytest.raises(ConfigError, match='probe_batch=0 must be a positive integer'):
+        nope.main(dict(cfg, probe_batch=0))
 
 
 def test_the_committed_variance_check_is_what_the_defaults_compute():
