@@ -16,7 +16,8 @@ base template (Gemma 3 270M, a base model). --data scores RULER's own data (prep
 --lengths and --template then come from the file). Writes <out_dir>/<name>.json (the score of each cell with n and a
 95% interval: Wilson's for exact-match rates, a bootstrap for averages), .md and .png, and beside them
 <name>-jsonl/<model>_<variant>_<length>x/<task>.jsonl in RULER's format, which its scripts/eval/evaluate.py reads.
-The JSON is rewritten after every sample (marked partial); --reuse=<that JSON> goes on where a run stopped.
+The JSON is rewritten after every sample and every cell (marked partial); --reuse=<that JSON> goes on where a run
+stopped.
 """
 import functools
 import json
@@ -397,6 +398,11 @@ def main(cfg):
     prev = Previous(cfg['reuse'], key=cell_key, check=problem)
     prev.check_settings(settings)
     rows = []
+
+    def save_json(rows_now):
+        write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, settings, prev.so_far(rows_now), partial=True),
+                      say=False)
+
     for r in runs:
         tok = get_tokenizer(r.meta.get('tokenizer', 'bytes'))
         if r.model.config.vocab_size < tok.vocab_size:
@@ -413,8 +419,7 @@ def main(cfg):
 
                 def save(row, samples=samples):
                     write_cell_jsonl(cfg, row, samples())
-                    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, settings, prev.so_far(rows + [row]),
-                                                                       partial=True), say=False)
+                    save_json(rows + [row])
                 try:
                     row = run_cell(cfg, r, spec, head, samples(), tok, bos, prev, save)
                 except ValueError as e:  # learned positions past block_size; RegularGPT's missing cache
@@ -424,6 +429,7 @@ def main(cfg):
                     continue
                 rows.append(row)
                 write_cell_jsonl(cfg, row, samples())
+                save_json(rows)  # the cell is final now, not only once the next one has a sample
     report(cfg, settings, prev.so_far(rows))
     return rows
 

@@ -1239,9 +1239,9 @@ q('Recall at {:g}x: {:.3f} nats/token at d = {}, {:.3f} at {:,} (p = {:.2g}) |',
 q('recall: {} spans, seed {}', "d['settings']['n']", "0")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RU = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.25)"
-q("{:g} and {:g} L_tr done, n = {} each): at {:,} tokens", "0.25",
-  "0.5 if all(not r.get('partial') for r in d['results'] if r['mult'] == 0.5) else None", f"{RU.format('vt')}['n']",
-  f"{RU.format('vt')}['L_ex']")
+q("{:g}, {:g} and {:g} L_tr done, n = {} each): at {:,} tokens", "0.25",
+  *[f"{m} if all(not r.get('partial') for r in d['results'] if r['mult'] == {m}) else None" for m in (0.5, 1)],
+  f"{RU.format('vt')}['n']", f"{RU.format('vt')}['L_ex']")
 q('NIAH single 1 scores {:.1f}, single 2 (a number in an essay) {:.1f}, single 3 (a UUID) {:.1f} [{:.1f}, {:.1f}], '
   'and variable tracking {:.1f} [{:.1f}, {:.1f}]', f"{RU.format('niah_single_1')}['score']",
   f"{RU.format('niah_single_2')}['score']", f"{RU.format('niah_single_3')}['score']",
@@ -1302,6 +1302,28 @@ q('\n{:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the farthest the inpu
   '{:.2f} of\nthe one at d = {}; random tokens have a horizon of {}.', f"{CELL.format('text', 16, 32)}['benefit']",
   "32", f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']",
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32", f"{VERDICT.format('random', 16)}['horizon']")
+q = at('results/recall/README.md', 'results/recall/tiny_fox.json')
+FOX_H = ("{0} if len({{v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'text'}}) == 1 else None"
+         ).format(f"{VERDICT.format('text', 16)}['horizon']")
+q('every length: text {:.3f} nats/token at d = {} at {:g} L_tr, and at {:g} L_tr {:.3f} at d = {} and {:.3f} at '
+  'd = {}\n(p = {:.2g}), the horizon at 1, 4 and 16 L_tr; from d = {} on no cell at {:g} L_tr reaches {:g}.',
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "16", f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 128)}['benefit']", FOX_H, f"{CELL.format('text', 16, 128)}['p']", "256", "16",
+  "0.001 if max(c['benefit'] for c in d['results'][0]['cells'] if c['kind'] == 'text' and c['mult'] == 16 and "
+  "c['d'] >= 256) < 0.001 else None")
+q('Random tokens:\n{:.3f} at d = {} at {:g} L_tr, and nothing at {:g} or {:g} L_tr.',
+  f"{CELL.format('random', 1, 64)}['benefit']",
+  f"next(v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'random' and v['mult'] == 1)", "1",
+  *[f"{m} if {VERDICT.format('random', m)}['horizon'] == 0 else None" for m in (4, 16)])
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('Its perplexity at 16 L_tr is {:.3f} times its 1x', "ppl('fox-s0', 16) / ppl('fox-s0', 1)")
+q('- FoX is flat ({:.3f}) and recalls nothing past d = {}, of either kind, at any length',
+  "ppl('fox-s0', 16) / ppl('fox-s0', 1)",
+  "max(v['horizon'] for v in J('results/recall/tiny_fox.json')['results'][0]['verdicts'])")
+q = at('results/recall/README.md', 'results/erf/erf.json')
+q('Its\n  recall horizon ({} tokens) and its ERF ({:.2f} L_tr) agree',
+  "next(v['horizon'] for v in J('results/recall/tiny_fox.json')['results'][0]['verdicts'] if v['kind'] == 'text' "
+  "and v['mult'] == 16)", "by_ckpt('fox-s0')['erf'] / by_ckpt('fox-s0')['L_tr']")
 VA = ("next(c for r in d['results'] if r['variant'] == {!r} for c in r['cells'] if c['kind'] == 'text' and "
       "c['mult'] == 16 and c['d'] == {})")
 W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
@@ -1359,6 +1381,13 @@ q('At {:g} L_tr ({:,} tokens, its training length) single 1 scores\n{:.1f} [{:.1
   '[{:.1f}, {:.1f}] (n = {} each)', "1", f"{R1}['L_ex']", f"{R1}['score']", f"{R1}['ci95'][0]", f"{R1}['ci95'][1]",
   f"{R2}['score']", f"{R2}['ci95'][0]", f"{R2}['ci95'][1]", f"{R2}['n']")
 q('a sample at {:g} L_tr costs {:.1f} CPU-s (NIAH single 1', "1", f"{R1}['cpu_seconds_per_sample']")
+R3, RV = R1.replace('niah_single_1', 'niah_single_3'), R1.replace('niah_single_1', 'vt')
+AVG = "next(a['score'] for a in d['averages'] if a['mult'] == {} and a['tasks'] == 4)"
+q('single 3 {:.1f} [{:.1f}, {:.1f}] and variable tracking {:.1f}\n[{:.1f}, {:.1f}]; RULER\'s average of the four falls '
+  'from {:.1f} at {:g} L_tr to {:.1f} at {:g} and {:.1f} at {:g} L_tr, so by our\nrule (above) its effective length is '
+  '{:g} L_tr.', f"{R3}['score']", f"{R3}['ci95'][0]", f"{R3}['ci95'][1]", f"{RV}['score']", f"{RV}['ci95'][0]",
+  f"{RV}['ci95'][1]", AVG.format(0.25), "0.25", AVG.format(0.5), "0.5", AVG.format(1.0), "1",
+  "d['effective'][0]['effective_length']")
 
 # results/recall (#72): T5
 q = at('results/recall/README.md', 'results/recall/tiny_t5.json')

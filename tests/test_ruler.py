@@ -356,11 +356,20 @@ def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
     calls.clear()
     stopped = str(tmp_path / 'stopped.json')
 
-    def stop_after_three(*a):
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return calls.append(a[1][0]) or real(*a)
-    monkeypatch.setattr(ruler, 'answer', stop_after_three)
+    def stop_after(k):
+        def answer(*a):
+            if len(calls) == k:
+                raise KeyboardInterrupt
+            return calls.append(a[1][0]) or real(*a)
+        return answer
+    # stopped as the first cell ends: that cell is final in the JSON, not left partial until another sample
+    monkeypatch.setattr(ruler, 'answer', stop_after(2))
+    with pytest.raises(KeyboardInterrupt):
+        run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
+    ended = json.load(open(tmp_path / 's' / 'ruler.json'))
+    assert ended['partial'] and [(len(r['samples']), r.get('partial', False)) for r in ended['results']] == [(2, False)]
+    calls.clear()
+    monkeypatch.setattr(ruler, 'answer', stop_after(3))
     with pytest.raises(KeyboardInterrupt):
         run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
     os.replace(tmp_path / 's' / 'ruler.json', stopped)
