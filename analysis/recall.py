@@ -38,8 +38,8 @@ distances, both kinds) then runs 37,600 tokens a span instead of 131,072, but a 
 `blocks` route (lexgpt/routes.py): a tiny ALiBi at 1, 4 and 16 L_tr, n = 8, took 73 CPU-s instead of 106, with the
 same table. --share_prefix=False runs a whole forward per input.
 Writes <out_dir>/<name>.json, .md and .png; the JSON is rewritten as spans are scored (marked partial, at most every
-SAVE_SECONDS and after each run and variant), and --reuse=<that JSON> goes on where a stopped run left off, inside a
-cell too.
+SAVE_SECONDS and after each length, run and variant), and --reuse=<that JSON> goes on where a stopped run left off,
+inside a cell too.
 """
 import contextlib
 import copy
@@ -101,7 +101,8 @@ CI_METHOD = ("b_i = mean over span i's scored tokens of loss(control) - loss(rep
 LAYOUT = ("input of L_ex tokens: tokens[f:f+L_ex] of the split (f: fillers[L_ex][i]), with S at L_ex-s.. and "
           "S (repeat) or S' (control) at p1 = L_ex - s - d; with a BOS id, position 0 holds it; scored: the losses of "
           "the last s - skip tokens (S[skip:]); spans: text [S start, S' start] in the split, random [S ids, S' ids]")
-SAVE_SECONDS = 10.0  # a run under way rewrites its partial JSON at most this often (and after each run and variant)
+SAVE_SECONDS = 10.0  # a run under way rewrites its partial JSON at most this often (and after each length, run and
+                    # variant)
 
 
 def new_cache(stream):
@@ -261,11 +262,12 @@ def tokens_per_span(L, s, cells, share):
     return L - s - min(ds) + 2 * len(kinds) * sum(s + d for d in ds)
 
 
-def measure(cfg, probe, r, label, kw, stream, prev, save):
+def measure(cfg, probe, r, label, kw, stream, prev, write):
     """One run under one variant: a cell per (length, kind, d), taken from the --reuse file where it holds the cell,
-    gone on with from the spans it holds of a cell stopped part-way; save(cells) as the spans are scored. A length
-    the model refuses (learned positions past block_size) is left out with a note."""
-    cells, head = [], dict(ckpt=r.name, variant=label, iters=r.iters)
+    gone on with from the spans it holds of a cell stopped part-way; write(cells) as the spans are scored (at most
+    every SAVE_SECONDS) and as each length ends. A length the model refuses (learned positions past block_size) is
+    left out with a note."""
+    cells, head, save = [], dict(ckpt=r.name, variant=label, iters=r.iters), throttled(SAVE_SECONDS, write)
     for mult in cfg['lengths']:
         L = ex_len(mult, r.L_tr)
         try:
@@ -278,6 +280,7 @@ def measure(cfg, probe, r, label, kw, stream, prev, save):
             print(f"{r.name:>18} {label:>16} {mult:g}x: skipped ({e})")
             continue
         cells += row
+        write(cells)  # the length's cells are final in the JSON now, not only at the next throttled save
         for kind in cfg['kinds']:
             v = row_verdict([c for c in row if c['kind'] == kind], r.L_tr)
             if v is None:
@@ -415,7 +418,7 @@ def main(cfg):
             write = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
                 payload(probe, settings, so_far(out + [dict(head, cells=cells)], prev)), partial=True), say=False)
             with Meter() as meter:
-                cells = measure(cfg, probe, r, label, kw, stream, prev, throttled(SAVE_SECONDS, write))
+                cells = measure(cfg, probe, r, label, kw, stream, prev, write)
             write(cells)
             verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)
                         for mult in dict.fromkeys(c['mult'] for c in cells) for k in cfg['kinds']) if v]

@@ -332,11 +332,11 @@ def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, 
 
     def stopping(*a, **kw):
         calls.append(1)
-        if stopping.armed and len(calls) == 4:  # the 2 batches of L_ex = 16 and the first span of L_ex = 32 are done
+        if stopping.armed and len(calls) == stopping.at:  # at 4: the 2 batches of L_ex = 16 and L_ex = 32's first
             stopping.armed = False
             raise Stopped
         return real(*a, **kw)
-    stopping.armed = True
+    stopping.armed, stopping.at = True, 4
     monkeypatch.setattr(rc, 'batch_pairs', stopping)
     with pytest.raises(Stopped):
         rc.main(cfg)
@@ -351,6 +351,14 @@ def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, 
     assert [c.get('spans_scored_before') for c in again[0]['cells']] == [None] * 3 + [1] * 4
     with pytest.raises(ConfigError, match='was made with settings'):
         rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json'), span=5))
+    # stopped as L_ex = 16 ends, before a throttled save: its cells are final in the JSON all the same
+    monkeypatch.setattr(rc, 'SAVE_SECONDS', 3600.0)
+    calls.clear()
+    stopping.armed, stopping.at = True, 3
+    with pytest.raises(Stopped):
+        rc.main(dict(cfg, name='ended'))
+    ended = json.load(open(tmp_path / 'out' / 'ended.json'))['results'][0]['cells']
+    assert [c['d'] for c in ended] == [c['d'] for c in full[0]['cells'][:3]] and ended == full[0]['cells'][:3]
 
 
 @pytest.mark.parametrize('change, match', [
