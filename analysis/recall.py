@@ -101,8 +101,7 @@ CI_METHOD = ("b_i = mean over span i's scored tokens of loss(control) - loss(rep
 LAYOUT = ("input of L_ex tokens: tokens[f:f+L_ex] of the split (f: fillers[L_ex][i]), with S at L_ex-s.. and "
           "S (repeat) or S' (control) at p1 = L_ex - s - d; with a BOS id, position 0 holds it; scored: the losses of "
           "the last s - skip tokens (S[skip:]); spans: text [S start, S' start] in the split, random [S ids, S' ids]")
-SAVE_SECONDS = 10.0  # a run under way rewrites its partial JSON at most this often (and after each length, run and
-                    # variant)
+SAVE_SECONDS = 10.0  # a run under way rewrites its partial JSON at most this often; a finished length, at once
 
 
 def new_cache(stream):
