@@ -1237,7 +1237,9 @@ q = at('README.md', 'results/recall/tiny_alibi.json')
 q('; ALiBi {:.3f} at {:,} (p = {:.2g}); KERPLE-log', f"{RC.format('text', 1024)}['benefit']", "1024",
   f"{RC.format('text', 1024)}['p']")
 q = at('README.md', 'results/recall/tiny_fox.json')
-q('Recall at {:g}x: FoX none past d = {};', "16", "max(v['horizon'] for v in d['results'][0]['verdicts'])")
+q('Recall at {:g}x: FoX none past d = {},', "16", "max(v['horizon'] for v in d['results'][0]['verdicts'])")
+q = at('README.md', 'results/recall/tiny_kerple_power.json')
+q(', KERPLE-power none past {};', "max(v['horizon'] for v in d['results'][0]['verdicts'])")
 q = at('README.md', 'results/recall/tiny_sandwich.json')
 q('; Sandwich text only, {:.4f} nats/token at d = {:,};', f"{CELL.format('text', 16, 1024)}['benefit']",
   f"1024 if {VERDICT.format('random', 16)}['horizon'] <= d['results'][0]['L_tr'] else None")
@@ -1306,6 +1308,19 @@ q('\n{:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the farthest the inpu
   '{:.2f} of\nthe one at d = {}; random tokens have a horizon of {}.', f"{CELL.format('text', 16, 32)}['benefit']",
   "32", f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']",
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32", f"{VERDICT.format('random', 16)}['horizon']")
+q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
+q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
+  '(p = {:.2g}), the horizon,\nand {:.5f} at d = {}. Random tokens: {:.3f} at d = {} at {:g} L_tr, a horizon of {}.',
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "16", f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 256)}['benefit']", f"{VERDICT.format('text', 16)}['horizon']",
+  f"{CELL.format('text', 16, 256)}['p']", f"{CELL.format('text', 16, 512)}['benefit']", "512",
+  f"{CELL.format('random', 16, 32)}['benefit']", "32", "16", f"{VERDICT.format('random', 16)}['horizon']")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('- KERPLE-power is flat ({:.3f}) and recalls nothing past L_tr (d = {})',
+  "ppl('kerple_power-s0', 16) / ppl('kerple_power-s0', 1)",
+  "max(v['horizon'] for v in J('results/recall/tiny_kerple_power.json')['results'][0]['verdicts'])")
+q('Random tokens: 0.052 at d = 32 at 16 L_tr, a horizon of 128. Its perplexity at 16 L_tr is\n{:.3f} times its 1x.',
+  "ppl('kerple_power-s0', 16) / ppl('kerple_power-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_fox.json')
 FOX_H = ("{0} if len({{v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'text'}}) == 1 else None"
          ).format(f"{VERDICT.format('text', 16)}['horizon']")
