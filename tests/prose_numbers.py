@@ -1321,6 +1321,16 @@ q('- KERPLE-power is flat ({:.3f}) and recalls nothing past L_tr (d = {})',
   "max(v['horizon'] for v in J('results/recall/tiny_kerple_power.json')['results'][0]['verdicts'])")
 q('Random tokens: 0.052 at d = 32 at 16 L_tr, a horizon of 128. Its perplexity at 16 L_tr is\n{:.3f} times its 1x.',
   "ppl('kerple_power-s0', 16) / ppl('kerple_power-s0', 1)")
+q = at('results/recall/README.md', 'results/recall/tiny_sandwich_smoothed.json')
+q('at {:g} L_tr text {:.3f} nats/token at d = {} and {:.4f} at d = {:,} (p = {:.2g}), and past L_tr {:.2f} of\nits '
+  'benefit at d = {}; random tokens {:.3f} at d = {} (p = {:.2g}) and none past it.', "16",
+  f"{CELL.format('text', 16, 32)}['benefit']", "32", f"{CELL.format('text', 16, 4064)}['benefit']",
+  f"{VERDICT.format('text', 16)}['horizon']", f"{CELL.format('text', 16, 4064)}['p']",
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32", f"{CELL.format('random', 16, 32)}['benefit']",
+  f"{VERDICT.format('random', 16)}['horizon']", f"{CELL.format('random', 16, 32)}['p']")
+q = at('results/recall/README.md', 'results/thesis/thesis.json')
+q("protocol (N = {}) seed 0's perplexity at 16x is {:.3f} times its 1x", "d['protocols']['last_token']['n_drawn']",
+  "thesis_cell('t4_3', 'sandwich_smoothed', 16)['ppl']['0'] / thesis_cell('t4_3', 'sandwich_smoothed', 1)['ppl']['0']")
 q = at('results/recall/README.md', 'results/recall/tiny_fox.json')
 FOX_H = ("{0} if len({{v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'text'}}) == 1 else None"
          ).format(f"{VERDICT.format('text', 16)}['horizon']")
