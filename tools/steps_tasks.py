@@ -11,10 +11,11 @@ says what a step is):
            every length, then the other tasks
 
 Costs were measured on this 2-core machine with other work beside (analysis.recall: ~10 CPU-minutes a tiny checkpoint
-at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr, where a variant runs 3.9M tokens over the
-four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2: 7 CPU-s a sample at 0.25 L_tr,
-107 at 1 L_tr); the pretrained ones are estimates from those rates (Gemma 3, twice SmolLM2's size, at half its rate).
-Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
+at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr and ~100 at 1 L_tr, where a variant runs
+3.9M tokens over the four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2: 7 CPU-s
+a sample at 0.25 L_tr, 107 at 1 L_tr). The pretrained ones are estimates from those rates (at 2 L_tr half the rate at
+1 L_tr; Gemma 3, twice SmolLM2's size, at a third of its rates): far more than two cores give, so the pretrained
+recall rows are partial. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
 """
 import functools
 import os
@@ -56,13 +57,13 @@ def recall():
                        ('stream', '--no_vanilla=True --cache_window=2048 --n_starting=4'),
                        ('stream_nosinks', '--no_vanilla=True --cache_window=2048 --n_starting=0')):
         out.append(step('recall', f'python -m analysis.recall {smol} {opts} --name=smollm2_{name}',
-                        '21 h' if name == 'plain' else '7 h', reuse=True))
+                        '48 h' if name == 'plain' else '16 h', reuse=True))
     out.append(prepare('recall', 'gemma3'))
     gemma = f'--ckpt=gemma3 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
     for name, opts in (('plain', '--lm_infinite=True --windowed=True --windowed_at=512'),
                        ('yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2')):
         out.append(step('recall', f'python -m analysis.recall {gemma} {opts} --name=gemma3_{name}',
-                        '165 h' if name == 'plain' else '55 h', reuse=True))
+                        '570 h' if name == 'plain' else '190 h', reuse=True))
     return out
 
 
