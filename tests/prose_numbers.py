@@ -1331,6 +1331,21 @@ q('at {:g} L_tr text {:.3f} nats/token at d = {} and {:.4f} at d = {:,} (p = {:.
 q = at('results/recall/README.md', 'results/thesis/thesis.json')
 q("protocol (N = {}) seed 0's perplexity at 16x is {:.3f} times its 1x", "d['protocols']['last_token']['n_drawn']",
   "thesis_cell('t4_3', 'sandwich_smoothed', 16)['ppl']['0'] / thesis_cell('t4_3', 'sandwich_smoothed', 1)['ppl']['0']")
+q = at('results/recall/README.md', 'results/recall/smollm2_plain.json')
+SC = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+q('s = {} tokens, n = {} spans a cell, d = {}, {}, {:,} and L_ex - s; L_tr = {:,}', "d['settings']['span']",
+  "d['settings']['n']", *[f"{SC.format('text', 0.5, x)}['d']" for x in (64, 256, 1024)], "d['results'][0]['L_tr']")
+q('partial:\n{:g} and {:g} L_tr done, the vanilla model only;',
+  *[f"{m} if all(c['benefit'] is not None for c in d['results'][0]['cells'] if c['mult'] == {m}) else None"
+    for m in (0.25, 0.5)])
+q('At {:g} L_tr ({:,} tokens) the text benefit is {:.3f}\nnats/token at d = {} and {:.3f} at d = {:,} (p = {:.2g}); '
+  'a repeat of random tokens costs {:.3f} nats/token at\nd = {:,} against {:.3f} in the control, a benefit of {:.3f}',
+  "0.5", f"{SC.format('text', 0.5, 64)}['L_ex']", f"{SC.format('text', 0.5, 64)}['benefit']", "64",
+  f"{SC.format('text', 0.5, 4032)}['benefit']", "4032", f"{SC.format('text', 0.5, 4032)}['p']",
+  f"{SC.format('random', 0.5, 4032)}['loss_repeat']", "4032", f"{SC.format('random', 0.5, 4032)}['loss_control']",
+  f"{SC.format('random', 0.5, 4032)}['benefit']")
+q('At {:g} L_tr\nthe text benefit is {:.3f} at d = {} and {:.3f} at d = {:,}.', "0.25",
+  f"{SC.format('text', 0.25, 64)}['benefit']", "64", f"{SC.format('text', 0.25, 1984)}['benefit']", "1984")
 q = at('results/recall/README.md', 'results/recall/tiny_fox.json')
 FOX_H = ("{0} if len({{v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'text'}}) == 1 else None"
          ).format(f"{VERDICT.format('text', 16)}['horizon']")
