@@ -11,7 +11,7 @@ says what a step is):
            every length, then the other tasks
 
 Costs were measured on this 2-core machine with other work beside (analysis.recall: ~10 CPU-minutes a tiny checkpoint
-at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr and ~100 at 1 L_tr, where a variant runs
+at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr and 80-100 at 1 L_tr, where a variant runs
 3.9M tokens over the four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2: 7 CPU-s
 a sample at 0.25 L_tr, 107 at 1 L_tr). The pretrained ones are estimates from those rates (at 2 L_tr half the rate at
 1 L_tr; Gemma 3, twice SmolLM2's size, at a third of its rates): far more than two cores give, so the pretrained
