@@ -38,8 +38,8 @@ distances, both kinds) then runs 37,600 tokens a span instead of 131,072, but a 
 `blocks` route (lexgpt/routes.py): a tiny ALiBi at 1, 4 and 16 L_tr, n = 8, took 73 CPU-s instead of 106, with the
 same table. --share_prefix=False runs a whole forward per input.
 Writes <out_dir>/<name>.json, .md and .png; the JSON is rewritten as spans are scored (marked partial, at most every
-SAVE_SECONDS and after each length, run and variant), and --reuse=<that JSON> goes on where a stopped run left off,
-inside a cell too.
+SAVE_SECONDS and as each length ends), and --reuse=<that JSON> goes on where a stopped run left off, inside a cell
+too.
 """
 import contextlib
 import copy
@@ -417,8 +417,7 @@ def main(cfg):
             write = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
                 payload(probe, settings, so_far(out + [dict(head, cells=cells)], prev)), partial=True), say=False)
             with Meter() as meter:
-                cells = measure(cfg, probe, r, label, kw, stream, prev, write)
-            write(cells)
+                cells = measure(cfg, probe, r, label, kw, stream, prev, write)  # writes as each length ends
             verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)
                         for mult in dict.fromkeys(c['mult'] for c in cells) for k in cfg['kinds']) if v]
             out.append(dict(head, cells=cells, verdicts=verdicts, **meter.record()))

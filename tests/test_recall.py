@@ -332,11 +332,11 @@ def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, 
 
     def stopping(*a, **kw):
         calls.append(1)
-        if stopping.armed and len(calls) == stopping.at:  # at 4: the 2 batches of L_ex = 16 and L_ex = 32's first
+        if stopping.armed and len(calls) == 4:  # the 2 batches of L_ex = 16 and the first span of L_ex = 32 are done
             stopping.armed = False
             raise Stopped
         return real(*a, **kw)
-    stopping.armed, stopping.at = True, 4
+    stopping.armed = True
     monkeypatch.setattr(rc, 'batch_pairs', stopping)
     with pytest.raises(Stopped):
         rc.main(cfg)
@@ -353,9 +353,8 @@ def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, 
         rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json'), span=5))
     # stopped as L_ex = 16 ends, before a throttled save: its cells are final in the JSON all the same
     monkeypatch.setattr(rc, 'SAVE_SECONDS', 3600.0)
-    calls.clear()
-    stopping.armed, stopping.at = True, 3
-    with pytest.raises(Stopped):
+    monkeypatch.setattr(rc, 'batch_pairs', helpers.stop_at_call(3, real)[0])
+    with pytest.raises(KeyboardInterrupt):
         rc.main(dict(cfg, name='ended'))
     ended = json.load(open(tmp_path / 'out' / 'ended.json'))['results'][0]['cells']
     assert [c['d'] for c in ended] == [c['d'] for c in full[0]['cells'][:3]] and ended == full[0]['cells'][:3]

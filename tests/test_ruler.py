@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from analysis import ruler
-from helpers import save_ckpt, sharp, tiny
+from helpers import save_ckpt, sharp, stop_at_call, tiny
 from lexgpt import ruler_tasks as rt
 from lexgpt.config import ConfigError, parse_config
 
@@ -356,20 +356,13 @@ def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
     calls.clear()
     stopped = str(tmp_path / 'stopped.json')
 
-    def stop_after(k):
-        def answer(*a):
-            if len(calls) == k:
-                raise KeyboardInterrupt
-            return calls.append(a[1][0]) or real(*a)
-        return answer
     # stopped as the first cell ends: that cell is final in the JSON, not left partial until another sample
-    monkeypatch.setattr(ruler, 'answer', stop_after(2))
+    monkeypatch.setattr(ruler, 'answer', stop_at_call(3, real)[0])
     with pytest.raises(KeyboardInterrupt):
         run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
     ended = json.load(open(tmp_path / 's' / 'ruler.json'))
     assert ended['partial'] and [(len(r['samples']), r.get('partial', False)) for r in ended['results']] == [(2, False)]
-    calls.clear()
-    monkeypatch.setattr(ruler, 'answer', stop_after(3))
+    monkeypatch.setattr(ruler, 'answer', stop_at_call(4, real)[0])
     with pytest.raises(KeyboardInterrupt):
         run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
     os.replace(tmp_path / 's' / 'ruler.json', stopped)
