@@ -76,13 +76,13 @@ def rows_of(path, data, option, need):
 
 
 def lookup(files, option, need, value, key):
-    """{key(row): row} over every file's rows whose `value` is measured (a row under way has none); the first file
-    holding a key wins."""
+    """{key(row): row, with the file it came from as 'source'} over every file's rows whose `value` is measured (a row
+    under way has none); the first file holding a key wins."""
     out = {}
     for path, data in files:
         for r in rows_of(path, data, option, need):
             if r.get(value) is not None:
-                out.setdefault(key(r), r)
+                out.setdefault(key(r), dict(r, source=path))
     return out
 
 
@@ -156,7 +156,8 @@ def recall_cells(e):
 # ---------------------------------------------------------------- perplexity, ERF, reach
 
 def ppl_curve(ckpts, variant, ppl, at):
-    """Mean perplexity per L_ex / L_tr over the seeds found, the ratio at `at` (mean of each seed's), its n."""
+    """Mean perplexity per L_ex / L_tr over the seeds found, the ratio at `at` (mean of each seed's), its n, and the
+    files it came from."""
     mine = {k: r for k, r in ppl.items() if k[0] in ckpts and k[1] == variant}
     mults = sorted({k[2] for k in mine})
     curve = {m: float(np.mean([r['ppl'] for k, r in mine.items() if k[2] == m])) for m in mults}
@@ -164,7 +165,16 @@ def ppl_curve(ckpts, variant, ppl, at):
               if (c, variant, at) in mine and (c, variant, 1.0) in mine]
     scored = [mine[c, variant, at].get('n_scored') for c in ckpts if (c, variant, at) in mine]
     return dict(curve=curve, ratio=float(np.mean(ratios)) if ratios else None, seeds=len(ratios),
-                n=scored[0] if scored else None)
+                n=scored[0] if scored else None, sources=sorted({r['source'] for r in mine.values()}))
+
+
+def protocol_notes(rows, ppl_files):
+    """A later --ppl file may fill in a model the first lacks under other settings (segments, tokens scored a
+    segment): a line per such row naming the file and its settings."""
+    how = lambda d: (d.get('protocol'), (d.get('settings') or {}).get('n'), (d.get('settings') or {}).get('last_k'))
+    other = {p: how(d) for p, d in ppl_files if how(d) != how(ppl_files[0][1])}
+    return [f"{r['group']} ({r['variant']}): perplexity from {p} ({other[p][0]} protocol, the last {other[p][2]} "
+            f"token(s) of {other[p][1]} segments)" for r in rows for p in r['ppl']['sources'] if p in other]
 
 
 def erf_of(ckpts, variant, erf):
@@ -387,17 +397,19 @@ def main(cfg):
         raise ConfigError(f"ppl_at={cfg['ppl_at']:g}: the ratio's length must be above 1 (L_tr)")
     files = expand(cfg['inputs'], 'inputs')
     entries, notes = probe_entries(files)
-    ppl = lookup(expand(cfg['ppl'], 'ppl'), 'ppl', ('ckpt', 'variant', 'mult', 'L_tr'), 'ppl',
+    ppl_files = expand(cfg['ppl'], 'ppl')
+    ppl = lookup(ppl_files, 'ppl', ('ckpt', 'variant', 'mult', 'L_tr'), 'ppl',
                  lambda r: (r['ckpt'], r['variant'], r['mult']))
     erf = lookup(expand(cfg['erf'], 'erf'), 'erf', ('ckpt', 'variant', 'L_tr', 'L_ex'), 'erf_over_L_tr',
                  lambda r: (r['ckpt'], r['variant']))
     rows = page_rows(entries, ppl, erf, cfg['ppl_at'])
     partial = [f'{p}: partial (a run under way; its finished cells are shown)' for p, d in files if d.get('partial')]
+    notes = notes + protocol_notes(rows, ppl_files)
     md = markdown(cfg, rows, notes, partial)
     print(md)
     write_outputs(cfg['out_dir'], cfg['name'], dict(
         sources=dict(inputs=[p for p, _ in files], erf=[p for p, _ in expand(cfg['erf'], 'erf')],
-                     ppl=[p for p, _ in expand(cfg['ppl'], 'ppl')]),
+                     ppl=[p for p, _ in ppl_files]),
         rule=dict(flat=f'ppl({cfg["ppl_at"]:g} L_tr) / ppl(L_tr) <= {PPL_FLAT:g}', recall='horizon > L_tr at the '
                   'longest L_ex'), notes=notes, results=jsonable(rows), **(dict(partial=True) if partial else {})),
         md, figure(rows))

@@ -1328,7 +1328,8 @@ q('at {:g} L_tr text {:.3f} nats/token at d = {} and {:.4f} at d = {:,} (p = {:.
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32", f"{CELL.format('random', 16, 32)}['benefit']",
   f"{VERDICT.format('random', 16)}['horizon']", f"{CELL.format('random', 16, 32)}['p']")
 q = at('results/recall/README.md', 'results/thesis/thesis.json')
-q("protocol (N = {}) seed 0's perplexity at 16x is {:.3f} times its 1x", "d['protocols']['last_token']['n_drawn']",
+q("protocol\n(N = {}, [thesis](../thesis/README.md)) and says so under its table: seed 0's perplexity at 16x is {:.3f} "
+  "times its\n1x", "d['protocols']['last_token']['n_drawn']",
   "thesis_cell('t4_3', 'sandwich_smoothed', 16)['ppl']['0'] / thesis_cell('t4_3', 'sandwich_smoothed', 1)['ppl']['0']")
 q = at('results/recall/README.md', 'results/recall/smollm2_plain.json')
 SC = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"

@@ -177,6 +177,28 @@ def test_a_partial_input_makes_a_partial_page(files, tmp_path):
     assert json.loads((tmp_path / 'out' / 'recall.json').read_text())['partial'] is True
 
 
+def test_a_later_ppl_file_fills_in_and_is_named(files, tmp_path):
+    """A second --ppl file (another protocol's table) gives a model the first lacks its ratio, and the page names
+    that file beside it; where both hold a row, the first file's stays."""
+    tmp, _ = files
+    row = lambda ckpt, mult, p: dict(ckpt=ckpt, group=ckpt[:-3], pe='fire', L_tr=L_TR, variant='vanilla', mult=mult,
+                                     L_ex=int(mult * L_TR), ppl=p, n_scored=1000)
+    other = tmp_path / 'thesis_ppl.json'
+    rows = [row('fire-s0', 1.0, 5.0), row('fire-s0', 2.0, 6.0), row('alibi-s0', 1.0, 1.0), row('alibi-s0', 2.0, 9.0)]
+    other.write_text(json.dumps(dict(command='python extrapolate.py', protocol='last_token',
+                                     settings=dict(n=1000, last_k=1), results=rows)))
+    summary, _ = page(tmp, ppl=[str(tmp / 'ppl.json'), str(other)])
+    assert summary['fire', 'vanilla']['ppl 2x / 1x (tokens×seeds)'] == '1.200 (1000×1)'
+    assert summary['alibi', 'vanilla']['ppl 2x / 1x (tokens×seeds)'] == f'{(12 / 10 + 10.5 / 10) / 2:.3f} (256×2)'
+    notes = [line for line in (tmp / 'out' / 'recall.md').read_text().splitlines() if 'perplexity from' in line]
+    assert notes == [f'- fire (vanilla): perplexity from {other} (last_token protocol, the last 1 token(s) of 1000 '
+                     'segments)']
+    same = tmp_path / 'same.json'  # the first file's settings: no line
+    same.write_text(json.dumps(dict(json.loads(other.read_text()), settings=None)))
+    page(tmp, ppl=[str(tmp / 'ppl.json'), str(same)])
+    assert 'perplexity from' not in (tmp / 'out' / 'recall.md').read_text()
+
+
 @pytest.mark.parametrize('change, match', [
     (dict(ppl=['/nowhere/ppl.json']), "ppl='/nowhere/ppl.json' cannot be read as JSON"),
     (dict(inputs=['/nowhere/tiny_*.json']), r"inputs='/nowhere/tiny_\*.json': no file matches"),

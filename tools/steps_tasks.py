@@ -44,10 +44,12 @@ def recall():
                         f'--name=tiny_{pe}_variants', '20 min', reuse=True,
                         wait=functools.partial(thesis_wait, run)))
     # the page over whatever tiny probes are done (analysis/recall_page.py expands the glob; marked partial while a
-    # probe is): horizons beside the ERF and the perplexity ratio at 16x, chapter 4's verdicts
+    # probe is): horizons beside the ERF and the perplexity ratio at 16x, chapter 4's verdicts. Sandwich smoothed has
+    # no row in results/ppl's table; Table 4.3's last-token rows (1 token of 1,000 segments) give its ratio.
+    ppl = ','.join(('results/ppl/ppl_last_token.json', 'results/ppl/lm_infinite.json',
+                    'results/thesis/eval/last_token_sandwich_smoothed.json'))
     out.append(step('recall', f'python -m analysis.recall_page --inputs={R}/tiny_*.json --erf=results/erf/erf.json,'
-                    f'results/erf/erf_seeds12.json --ppl=results/ppl/ppl_last_token.json,results/ppl/lm_infinite.json '
-                    f'--ppl_at=16 --out_dir={R} --name=recall', 'seconds'))
+                    f'results/erf/erf_seeds12.json --ppl={ppl} --ppl_at=16 --out_dir={R} --name=recall', 'seconds'))
     out.append(prepare('recall', 'smollm2'))
     smol = f'--ckpt=smollm2 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
     for name, opts in (('plain', '--lm_infinite=True --windowed=True'),
