@@ -302,11 +302,23 @@ def payload(cfg, settings, rows, partial=False):
                 averages=avgs, effective=effective, **(dict(partial=True) if partial else {}))
 
 
-def report(cfg, settings, rows):
+def shown(row):
+    """A cell of the page: score [interval] (n), 'running' where its run has not ended; n/a where none has begun."""
+    if row is None or row['score'] is None:
+        return 'n/a'
+    lo, hi = row['ci95']
+    return f"{row['score']:.1f} [{lo:.1f}, {hi:.1f}] ({row['n']}{', running' if row.get('partial') else ''})"
+
+
+def report(cfg, settings, rows, partial=False):
     """The markdown table (a task a row, a length a column, each model and variant its own table) and the figure
-    (score against length, a line per model and variant, a panel per task group and the average)."""
+    (score against length, a line per model and variant, a panel per task group and the average). partial: a run
+    under way, its page redone as each cell ends (said at the top; a cell still running is marked)."""
     md = (f"RULER (Hsieh et al. 2024) synthetic tasks, greedy decoding, RULER's metric x 100 [95% interval: Wilson "
           f"for exact-match rates, bootstrap for averages] (n); lengths in L_tr, input and answer budget.\n\n")
+    if partial:
+        md = ("**Partial**: a run under way (its JSON goes on with --reuse); the cells finished so far, a cell being "
+              "run marked as such, n/a where none has begun.\n\n" + md)
     avg = {(a['ckpt'], a['variant'], a['mult']): a for a in averages(rows)}
     panels = {**{g: ts for g, ts in rt.GROUPS.items() if set(ts) & {r['task'] for r in rows}}, 'average': None}
     fig, axes = plt().subplots(1, len(panels), figsize=(4 * len(panels), 3.6), squeeze=False, layout='constrained')
@@ -314,9 +326,7 @@ def report(cfg, settings, rows):
         mine = [r for r in rows if (r['ckpt'], r['variant']) == (ckpt, variant)]
         mults = sorted({r['mult'] for r in mine})
         cell = {(r['task'], r['mult']): r for r in mine}
-        show = lambda r: 'n/a' if r is None or r['score'] is None else \
-            f"{r['score']:.1f} [{r['ci95'][0]:.1f}, {r['ci95'][1]:.1f}] ({r['n']})"
-        table = [[t] + [show(cell.get((t, m))) for m in mults] for t in dict.fromkeys(r['task'] for r in mine)]
+        table = [[t] + [shown(cell.get((t, m))) for m in mults] for t in dict.fromkeys(r['task'] for r in mine)]
         table.append(['average'] + [f"{avg[ckpt, variant, m]['score']:.1f} ({avg[ckpt, variant, m]['tasks']} tasks)"
                                     if (ckpt, variant, m) in avg else 'n/a' for m in mults])
         L = {r['mult']: r['L_ex'] for r in mine}
@@ -338,8 +348,9 @@ def report(cfg, settings, rows):
         ax.set_ylabel('score' if panel == next(iter(panels)) else '')
         ax.grid(alpha=0.3)
     axes[0, -1].legend(fontsize=6)
-    print('\n' + md)
-    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, settings, rows), md, fig)
+    if not partial:
+        print('\n' + md)
+    write_outputs(cfg['out_dir'], cfg['name'], payload(cfg, settings, rows, partial), md, fig, say=not partial)
 
 
 # ------------------------------------------------------------------ main
@@ -429,7 +440,8 @@ def main(cfg):
                     continue
                 rows.append(row)
                 write_cell_jsonl(cfg, row, samples())
-                save_json(rows)  # the cell is final now, not only once the next one has a sample
+                # the cell is final now, not only once the next one has a sample; its page and figure too
+                report(cfg, settings, prev.so_far(rows), partial=True)
     report(cfg, settings, prev.so_far(rows))
     return rows
 

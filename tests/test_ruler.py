@@ -362,6 +362,8 @@ def test_a_tiny_llama_runs_the_whole_command_and_resumes(tmp_path, monkeypatch):
         run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
     ended = json.load(open(tmp_path / 's' / 'ruler.json'))
     assert ended['partial'] and [(len(r['samples']), r.get('partial', False)) for r in ended['results']] == [(2, False)]
+    page = (tmp_path / 's' / 'ruler.md').read_text()  # its page and figure as well, said to be partial
+    assert page.startswith('**Partial**') and '(2)' in page and (tmp_path / 's' / 'ruler.png').stat().st_size > 0
     monkeypatch.setattr(ruler, 'answer', stop_at_call(4, real)[0])
     with pytest.raises(KeyboardInterrupt):
         run_ruler(args + [f'--out_dir={tmp_path / "s"}'])
@@ -461,7 +463,7 @@ def test_the_report_shows_each_cell_its_averages_and_effective_length(monkeypatc
     rows = [row(v, t, m, s) for v, cells in scores.items() for (t, m), s in cells.items()]
     rows.append(row('vanilla', 'niah_single_1', 2.0, 55.0, partial=True))
     written = {}
-    monkeypatch.setattr(ruler, 'write_outputs', lambda out_dir, name, data, md, fig: written.update(
+    monkeypatch.setattr(ruler, 'write_outputs', lambda out_dir, name, data, md, fig, say=True: written.update(
         data=data, md=md, fig=fig))
     cfg = dict(out_dir='unused', name='r', tasks=['niah_single_1', 'vt'], lengths=[0.25, 1.0, 2.0], n=20)
     ruler.report(cfg, dict(seed=42), rows)
@@ -469,7 +471,7 @@ def test_the_report_shows_each_cell_its_averages_and_effective_length(monkeypatc
     assert capsys.readouterr().out == '\n' + md + '\n'
     assert md.startswith('RULER (Hsieh et al. 2024)') and md.count('### m [') == 2
     assert '### m [vanilla], template base' in md and '### m [yarn2], template base' in md
-    assert '| niah_single_1 | 90.0 [80.0, 95.0] (20) | 80.0 [70.0, 85.0] (20) | 55.0 [45.0, 60.0] (20) |' in md
+    assert '| niah_single_1 | 90.0 [80.0, 95.0] (20) | 80.0 [70.0, 85.0] (20) | 55.0 [45.0, 60.0] (20, running) |' in md
     assert '| average | 80.0 (2 tasks) | 60.0 (2 tasks) | n/a |' in md
     assert 'Effective length: 0.25 L_tr' in md and 'Effective length: 1 L_tr' in md
     assert data['effective'] == [dict(ckpt='m', variant='vanilla', effective_length=0.25, share=0.85),
@@ -481,6 +483,11 @@ def test_the_report_shows_each_cell_its_averages_and_effective_length(monkeypatc
     average = {line.get_label(): [float(y) for y in line.get_ydata()] for line in fig.axes[2].get_lines()}
     assert average['m [yarn2]'] == [70.0, 65.0] and average['m [vanilla]'][:2] == [80.0, 60.0]
     assert math.isnan(average['m [vanilla]'][2])  # the partial 2x cell: no average
+    assert 'partial' not in data
+    # as each cell ends, the page of a run under way: said at its top and in its JSON, not printed
+    ruler.report(cfg, dict(seed=42), rows, partial=True)
+    assert written['md'].startswith('**Partial**: a run under way') and written['md'].endswith(md)
+    assert written['data']['partial'] is True and capsys.readouterr().out == ''
 
 
 def test_bos_false_sends_the_prompt_without_the_tokenizers_bos(tmp_path, monkeypatch):
