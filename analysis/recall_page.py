@@ -29,7 +29,7 @@ from analysis.recall import summary
 from analysis.recall_report import row_verdict
 from lexgpt.config import ConfigError, run
 from lexgpt.loading import read_checkpoint, SEED
-from lexgpt.outputs import matching, md_table, plt, read_json, write_outputs
+from lexgpt.outputs import expand, lookup, matching, md_table, plt, protocol_notes, rows_of, write_outputs
 
 DEFAULTS = dict(
     inputs=[],                  # analysis.recall JSONs or globs ('results/recall/tiny_*.json')
@@ -61,30 +61,6 @@ def chapter4(ratio, horizon, L_tr):
 
 
 # ---------------------------------------------------------------- reading
-
-def expand(patterns, option):
-    """[(path, data)] of the files or globs of one option, in the order given; a bad path is a one-line error."""
-    return [(h, read_json(h, option)) for p in patterns for h in matching(p, option)[0]]
-
-
-def rows_of(path, data, option, need):
-    """A JSON's result rows, each with the keys `need`, or a one-line error that names the file."""
-    rows = data.get('results') if isinstance(data, dict) else None
-    if not isinstance(rows, list) or any(not isinstance(r, dict) or set(need) - set(r) for r in rows):
-        raise ConfigError(f"{option}={path!r}: not the JSON expected here (rows with {', '.join(need)})")
-    return rows
-
-
-def lookup(files, option, need, value, key):
-    """{key(row): row, with the file it came from as 'source'} over every file's rows whose `value` is measured (a row
-    under way has none); the first file holding a key wins."""
-    out = {}
-    for path, data in files:
-        for r in rows_of(path, data, option, need):
-            if r.get(value) is not None:
-                out.setdefault(key(r), dict(r, source=path))
-    return out
-
 
 def group_of(ckpt):
     m = SEED.fullmatch(ckpt.split('+')[0])
@@ -166,15 +142,6 @@ def ppl_curve(ckpts, variant, ppl, at):
     scored = [mine[c, variant, at].get('n_scored') for c in ckpts if (c, variant, at) in mine]
     return dict(curve=curve, ratio=float(np.mean(ratios)) if ratios else None, seeds=len(ratios),
                 n=scored[0] if scored else None, sources=sorted({r['source'] for r in mine.values()}))
-
-
-def protocol_notes(rows, ppl_files):
-    """A later --ppl file may fill in a model the first lacks under other settings (segments, tokens scored a
-    segment): a line per such row naming the file and its settings."""
-    how = lambda d: (d.get('protocol'), (d.get('settings') or {}).get('n'), (d.get('settings') or {}).get('last_k'))
-    other = {p: how(d) for p, d in ppl_files if how(d) != how(ppl_files[0][1])}
-    return [f"{r['group']} ({r['variant']}): perplexity from {p} ({other[p][0]} protocol, the last {other[p][2]} "
-            f"token(s) of {other[p][1]} segments)" for r in rows for p in r['ppl']['sources'] if p in other]
 
 
 def erf_of(ckpts, variant, erf):
@@ -404,7 +371,7 @@ def main(cfg):
                  lambda r: (r['ckpt'], r['variant']))
     rows = page_rows(entries, ppl, erf, cfg['ppl_at'])
     partial = [f'{p}: partial (a run under way; its finished cells are shown)' for p, d in files if d.get('partial')]
-    notes = notes + protocol_notes(rows, ppl_files)
+    notes = notes + protocol_notes([(f"{r['group']} ({r['variant']})", r['ppl']['sources']) for r in rows], ppl_files)
     md = markdown(cfg, rows, notes, partial)
     print(md)
     write_outputs(cfg['out_dir'], cfg['name'], dict(

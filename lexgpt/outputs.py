@@ -2,7 +2,9 @@
 The files a run writes and reads back. write_outputs writes a result's JSON (with the command that made it and the
 environment its last digits depend on), its markdown table and its plot; read_json reads one back with a one-line
 error that names the option; matching expands an option's path or glob pattern into the files it names (results and
-checkpoints alike). fmt_ppl, md_table and plt are how the tables and figures are made.
+checkpoints alike). expand, rows_of and lookup read the result rows of the files an option names, and protocol_notes
+says which file a row came from where their settings differ (the pages that set one analysis' JSONs beside another's).
+fmt_ppl, md_table and plt are how the tables and figures are made.
 """
 import glob
 import json
@@ -54,6 +56,40 @@ def matching(pattern, option=''):
     if not paths and option:
         raise ConfigError(f"{option}={pattern!r}: no file matches")
     return paths, wild
+
+
+def expand(patterns, option):
+    """[(path, data)] of the files or globs of one option, in the order given; a bad path is a one-line error."""
+    return [(h, read_json(h, option)) for p in patterns for h in matching(p, option)[0]]
+
+
+def rows_of(path, data, option, need):
+    """A JSON's result rows, each with the keys `need`, or a one-line error that names the file."""
+    rows = data.get('results') if isinstance(data, dict) else None
+    if not isinstance(rows, list) or any(not isinstance(r, dict) or set(need) - set(r) for r in rows):
+        raise ConfigError(f"{option}={path!r}: not the JSON expected here (rows with {', '.join(need)})")
+    return rows
+
+
+def lookup(files, option, need, value, key):
+    """{key(row): row, with the file it came from as 'source'} over every file's rows whose `value` is measured (a row
+    under way has none); the first file holding a key wins."""
+    out = {}
+    for path, data in files:
+        for r in rows_of(path, data, option, need):
+            if r.get(value) is not None:
+                out.setdefault(key(r), dict(r, source=path))
+    return out
+
+
+def protocol_notes(used, ppl_files):
+    """A later perplexity file (extrapolate.py's JSON) may fill in what the first lacks under other settings (segments,
+    tokens scored a segment): a line per (label, the files its rows came from) in `used` that took one, naming the
+    file and its settings."""
+    how = lambda d: (d.get('protocol'), (d.get('settings') or {}).get('n'), (d.get('settings') or {}).get('last_k'))
+    other = {p: how(d) for p, d in ppl_files if how(d) != how(ppl_files[0][1])}
+    return [f"{label}: perplexity from {p} ({other[p][0]} protocol, the last {other[p][2]} token(s) of {other[p][1]} "
+            f"segments)" for label, sources in used for p in sources if p in other]
 
 
 def command_line():

@@ -93,6 +93,12 @@ def ruler():
         for model, name, opts in methods:
             line = f'python -m analysis.ruler --ckpt={model} {tasks} {opts} --out_dir={u} --name={model}_{name}{stem}'
             out.append(step('ruler', ' '.join(line.split()), cost, reuse=True))
+    # the page: every method beside the plain model on the same samples, and beside its perplexity
+    ppl = {'smollm2': 'results/pretrained/smollm2_n4.json,results/pretrained/smollm2_ppl_all.json',
+           'gemma3': 'results/pretrained/gemma3_bos_ppl_all.json'}
+    inputs = ','.join(f'{u}/{model}_{name}{stem}.json' for stem in ('', '_rest') for model, name, _ in methods)
+    out.append(step('ruler', f"python -m analysis.ruler_page --inputs={inputs} --ppl={ppl['smollm2']},{ppl['gemma3']} "
+                    f'--out_dir={u} --name=ruler', 'seconds'))
     # every cell so far rescored by RULER's own code (a checkout of it, which the project does not download)
     out.append(step('ruler', f'python -m tools.ruler_check --ruler=out/RULER --inputs={u}/smollm2_*.json,'
                     f'{u}/gemma3_*.json --out_dir={u} --name=rulers_scoring', 'seconds',
