@@ -2,6 +2,8 @@
 the tests download nothing), equal where the predictions earn the JSON's score, reported where they do not."""
 import json
 import os
+import shutil
+import subprocess
 import textwrap
 
 import pytest
@@ -89,3 +91,18 @@ def test_a_score_the_predictions_do_not_earn_is_reported(tmp_path):
 def test_a_folder_that_is_not_a_ruler_checkout_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match=r"ruler='.*nowhere' is not a RULER checkout: .*synthetic.yaml is missing"):
         ruler_check.main(dict(ruler=str(tmp_path / 'nowhere'), inputs=['x.json'], out_dir=str(tmp_path), name='c'))
+
+
+def test_the_commit_is_the_checkouts_own(tmp_path):
+    """A copy of RULER without .git inside another repository (here: this one's tests folder) has no commit of its
+    own, not that repository's HEAD; a clone gives its HEAD."""
+    inside = fake_ruler(os.path.join(os.path.dirname(os.path.abspath(__file__)), f'_ruler_copy_{os.getpid()}'))
+    try:
+        assert ruler_check.rulers_code(inside)[2] is None
+    finally:
+        shutil.rmtree(inside)
+    clone = fake_ruler(str(tmp_path / 'RULER'))
+    git = lambda *a: subprocess.run(['git', '-C', clone, *a], capture_output=True, text=True, check=True).stdout
+    git('init', '-q')
+    git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '--allow-empty', '-m', 'x')
+    assert ruler_check.rulers_code(clone)[2] == git('rev-parse', 'HEAD').strip()

@@ -54,8 +54,17 @@ def rulers_code(root):
     space = {}
     code = ast.fix_missing_locations(ast.Module([ast.Import([ast.alias('re')]), found[0]], type_ignores=[]))
     exec(compile(code, paths[2], 'exec'), space)
-    commit = subprocess.run(['git', '-C', root, 'rev-parse', 'HEAD'], capture_output=True, text=True)
-    return tasks, space['postprocess_pred'], commit.stdout.strip() or None
+    return tasks, space['postprocess_pred'], checkout_commit(root)
+
+
+def checkout_commit(root):
+    """The commit of the git checkout at root, or None where root is not the top of one: a copy without .git (git
+    archive's) inside another repository would otherwise give that repository's HEAD."""
+    git = subprocess.run(['git', '-C', root, 'rev-parse', '--show-toplevel', 'HEAD'], capture_output=True, text=True)
+    out = git.stdout.split()
+    if git.returncode or len(out) != 2 or os.path.realpath(out[0]) != os.path.realpath(root):
+        return None
+    return out[1]
 
 
 def rescore(path, tasks, postprocess):
