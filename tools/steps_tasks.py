@@ -12,10 +12,11 @@ says what a step is):
 
 Costs were measured on this 2-core machine with other work beside (analysis.recall: ~10 CPU-minutes a tiny checkpoint
 at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr and 80-100 at 1 L_tr, where a variant runs
-3.9M tokens over the four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2: 7 CPU-s
-a sample at 0.25 L_tr, 107 at 1 L_tr). The pretrained ones are estimates from those rates (at 2 L_tr half the rate at
-1 L_tr; Gemma 3, twice SmolLM2's size, at a third of its rates): far more than two cores give, so the pretrained
-recall rows are partial. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
+3.9M tokens over the four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2, a sample
+of each of NIAH single 1-3 and variable tracking: 37 CPU-s at 0.25 L_tr, 106 at 0.5, 295 at 1 L_tr). The pretrained
+ones are estimates from those rates (from one length to twice it, three times the cost, as from 0.5 to 1 L_tr;
+Gemma 3, twice SmolLM2's size, at a third of its rates): far more than two cores give, so the pretrained rows are
+partial. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
 """
 import functools
 import os
@@ -89,10 +90,12 @@ def ruler():
                ('gemma3', 'yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2'),
                ('gemma3', 'lminf', '--no_vanilla=True --lm_infinite=True'),
                ('gemma3', 'windowed', '--no_vanilla=True --windowed=True --windowed_at=512'))
-    for tasks, stem, cost in ((first, '', '6 h'), (rest, '_rest', '10 h')):
+    costs = {('smollm2', ''): '8 h', ('smollm2', '_rest'): '14 h',  # the module docstring says from what
+             ('gemma3', ''): '200 h', ('gemma3', '_rest'): '350 h'}
+    for tasks, stem in ((first, ''), (rest, '_rest')):
         for model, name, opts in methods:
             line = f'python -m analysis.ruler --ckpt={model} {tasks} {opts} --out_dir={u} --name={model}_{name}{stem}'
-            out.append(step('ruler', ' '.join(line.split()), cost, reuse=True))
+            out.append(step('ruler', ' '.join(line.split()), costs[model, stem], reuse=True))
     # the page: every method beside the plain model on the same samples, and beside its perplexity
     ppl = {'smollm2': 'results/pretrained/smollm2_n4.json,results/pretrained/smollm2_ppl_all.json',
            'gemma3': 'results/pretrained/gemma3_bos_ppl_all.json'}
