@@ -19,6 +19,7 @@ seed enters a (kind, L_ex) row only if it holds every d of it (a seed still bein
 are matched by run name (ckpt and variant) to the same checkpoints and averaged over the seeds found; a ratio is each
 seed's ppl(ppl_at L_tr) / ppl(L_tr), averaged. Writes <out_dir>/<name>.json, .md and .png.
 """
+import collections
 import math
 import os
 import shlex
@@ -131,10 +132,21 @@ def recall_cells(e):
 
 # ---------------------------------------------------------------- perplexity, ERF, reach
 
-def ppl_curve(ckpts, variant, ppl, at):
-    """Mean perplexity per L_ex / L_tr over the seeds found, the ratio at `at` (mean of each seed's), its n, and the
-    files it came from."""
-    mine = {k: r for k, r in ppl.items() if k[0] in ckpts and k[1] == variant}
+# A row without its training iteration comes from a JSON older than that field, when every tiny run of the tables
+# had trained for the sweeps' 3,200 iterations (configs/sweep_lm_tiny.py); so a run trained longer (the longer-training
+# rows, configs/sweep_lm_long.py) takes only perplexity and ERF rows that record its own iteration.
+UNRECORDED_ITERS = 3200
+
+
+def same_iters(a, b):
+    norm = lambda i: UNRECORDED_ITERS if i is None else i
+    return norm(a) == norm(b)
+
+
+def ppl_curve(ckpts, variant, ppl, at, iters=None):
+    """Mean perplexity per L_ex / L_tr over the seeds found at this training iteration, the ratio at `at` (mean of
+    each seed's), its n, and the files it came from."""
+    mine = {k[:3]: r for k, r in ppl.items() if k[0] in ckpts and k[1] == variant and same_iters(k[3], iters)}
     mults = sorted({k[2] for k in mine})
     curve = {m: float(np.mean([r['ppl'] for k, r in mine.items() if k[2] == m])) for m in mults}
     ratios = [mine[c, variant, at]['ppl'] / mine[c, variant, 1.0]['ppl'] for c in ckpts
@@ -144,9 +156,10 @@ def ppl_curve(ckpts, variant, ppl, at):
                 n=scored[0] if scored else None, sources=sorted({r['source'] for r in mine.values()}))
 
 
-def erf_of(ckpts, variant, erf):
-    """The ERF rows of these runs: ERF / L_tr and the gradient's share on the last L_tr, means over the seeds."""
-    rows = [erf[c, variant] for c in ckpts if (c, variant) in erf]
+def erf_of(ckpts, variant, erf, iters=None):
+    """The ERF rows of these runs at this training iteration: ERF / L_tr and the gradient's share on the last L_tr,
+    means over the seeds."""
+    rows = [r for k, r in erf.items() if k[0] in ckpts and k[1] == variant and same_iters(k[2], iters)]
     if not rows:
         return None
     mean = lambda f: float(np.mean([r[f] for r in rows]))
@@ -203,7 +216,7 @@ def page_rows(entries, ppl, erf, at):
     for e in entries:
         ckpts = [o['ckpt'] for o in e['runs']]
         rec = recall_cells(e)
-        p = ppl_curve(ckpts, e['variant'], ppl, at)
+        p = ppl_curve(ckpts, e['variant'], ppl, at, e['iters'])
         longest = {kind: max((m for (k, m), v in rec.items() if k == kind and v['far']), default=None)
                    for kind in e['kinds']}
         verdicts = {}
@@ -212,7 +225,8 @@ def page_rows(entries, ppl, erf, at):
             flat, recalls, words = chapter4(p['ratio'], v['horizon'] if v else None, e['L_tr'])
             verdicts[kind] = dict(mult=m, flat=flat, recalls=recalls, verdict=words)
         out.append(dict(group=e['group'], variant=e['variant'], iters=e['iters'], L_tr=e['L_tr'], runs=ckpts,
-                        file=e['file'], kinds=e['kinds'], recall=rec, ppl=p, erf=erf_of(ckpts, e['variant'], erf),
+                        file=e['file'], kinds=e['kinds'], recall=rec, ppl=p,
+                        erf=erf_of(ckpts, e['variant'], erf, e['iters']),
                         reach=reach(e), verdicts=verdicts))
     probed = {(r['group'], r['variant']) for r in out}
     for (group, variant), ckpts in unprobed(ppl, probed).items():
@@ -225,8 +239,8 @@ def page_rows(entries, ppl, erf, at):
 
 def unprobed(ppl, probed):
     out = {}
-    for ckpt, variant, _ in ppl:
-        if (group_of(ckpt), variant) not in probed:
+    for ckpt, variant, _, iters in ppl:
+        if (group_of(ckpt), variant) not in probed and same_iters(iters, None):
             out.setdefault((group_of(ckpt), variant), [])
             if ckpt not in out[group_of(ckpt), variant]:
                 out[group_of(ckpt), variant].append(ckpt)
@@ -246,20 +260,23 @@ def recall_text(v):
     return f"{v['horizon']}{spread} / {share}{n_of(v['n'], v['seeds'])}"
 
 
+def row_names(rows):
+    """Each row's model: its group, and its iterations where the group was probed at several training lengths."""
+    count = collections.Counter((r['group'], r['variant']) for r in rows)
+    return [r['group'] + (f" ({r['iters']} it)" if count[r['group'], r['variant']] > 1 else '') for r in rows]
+
+
 def summary_table(rows, at):
     """The table: per row, each (kind, L_ex)'s horizon / share beyond L_tr, the ERF, the reach, the ppl ratio."""
     cols = sorted({key for r in rows for key in r['recall']}, key=lambda k: (k[0] != 'text', k[0], k[1]))
-    several = {(r['group'], r['variant']): sum((x['group'], x['variant']) == (r['group'], r['variant']) for x in rows)
-               for r in rows}  # a group probed at several training lengths: its rows name their iterations
     lines = []
-    for r in rows:
+    for r, name in zip(rows, row_names(rows)):
         e, p = r['erf'], r['ppl']
         erf = (f"{e['erf_over_L_tr']:.2f} @{e['mult']:g}x{n_of(e['n'], e['seeds'])}", f"{e['share_last_L_tr']:.3f}"
                ) if e else ('', '')
         reach = '' if r['reach'] is None else 'inf' if r['reach'] == math.inf else r['reach']
         ratio = '' if p['ratio'] is None else f"{p['ratio']:.3f}{n_of(p['n'], p['seeds'])}"
-        lines.append([r['group'] + (f" ({r['iters']} it)" if several[r['group'], r['variant']] > 1 else ''),
-                      r['variant']]
+        lines.append([name, r['variant']]
                      + [recall_text(r['recall'].get(c)) for c in cols] + [*erf, reach, ratio])
     head = ['model', 'variant'] + [f'{k} {m:g}x' for k, m in cols] + [
         'ERF / L_tr (segments×seeds)', 'grad. on last L_tr', 'reach (tokens)', f'ppl {at:g}x / 1x (tokens×seeds)']
@@ -269,7 +286,7 @@ def summary_table(rows, at):
 def verdict_table(rows, at):
     """Chapter 4's question, a line per row and kind: the ratio, the test at the largest d > L_tr, the verdict."""
     lines = []
-    for r in rows:
+    for r, name in zip(rows, row_names(rows)):
         for kind, v in r['verdicts'].items():
             rec = r['recall'].get((kind, v['mult']))
             far = rec['far'] if rec else None
@@ -278,7 +295,7 @@ def verdict_table(rows, at):
                      f"{far['benefit']:.4f}", f"{far['p']:.2g}", f"{far['n']}×{far['seeds']}"] if far else [''] * 7)
             yes = lambda b: '' if b is None else 'yes' if b else 'no'
             ratio = '' if r['ppl']['ratio'] is None else f"{r['ppl']['ratio']:.3f}"
-            lines.append([r['group'], r['variant'], kind, ratio, yes(v['flat'])] + test
+            lines.append([name, r['variant'], kind, ratio, yes(v['flat'])] + test
                          + [yes(v['recalls']), v['verdict']])
     return md_table(['model', 'variant', 'kind', f'ppl {at:g}x / 1x', f'flat (<= {PPL_FLAT:g})', 'L_ex', 'horizon',
                      'p there', 'largest d > L_tr', 'benefit there', 'p', 'n (spans×seeds)', 'recall past L_tr',
@@ -366,9 +383,9 @@ def main(cfg):
     entries, notes = probe_entries(files)
     ppl_files = expand(cfg['ppl'], 'ppl')
     ppl = lookup(ppl_files, 'ppl', ('ckpt', 'variant', 'mult', 'L_tr'), 'ppl',
-                 lambda r: (r['ckpt'], r['variant'], r['mult']))
+                 lambda r: (r['ckpt'], r['variant'], r['mult'], r.get('iters')))
     erf = lookup(expand(cfg['erf'], 'erf'), 'erf', ('ckpt', 'variant', 'L_tr', 'L_ex'), 'erf_over_L_tr',
-                 lambda r: (r['ckpt'], r['variant']))
+                 lambda r: (r['ckpt'], r['variant'], r.get('iters')))
     rows = page_rows(entries, ppl, erf, cfg['ppl_at'])
     partial = [f'{p}: partial (a run under way; its finished cells are shown)' for p, d in files if d.get('partial')]
     notes = notes + protocol_notes([(f"{r['group']} ({r['variant']})", r['ppl']['sources']) for r in rows], ppl_files)

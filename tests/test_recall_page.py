@@ -199,6 +199,31 @@ def test_a_later_ppl_file_fills_in_and_is_named(files, tmp_path):
     assert 'perplexity from' not in (tmp / 'out' / 'recall.md').read_text()
 
 
+def test_a_longer_trained_run_gets_its_own_row_perplexity_and_no_shorter_runs_erf(files, tmp_path):
+    """The same runs probed again after 4x the training (the longer-training rows: same names, iters 12,800) make rows
+    of their own, named by their iterations; their perplexity is the rows recording 12,800, and the ERF and the
+    perplexity rows that record none (older JSONs: the tables' 3,200) stay with the 3,200-iteration row."""
+    tmp, data = files
+    (tmp_path / 'recall').mkdir()
+    (tmp_path / 'recall' / 'tiny_alibi.json').write_text(json.dumps(data))
+    long = dict(data, results=[dict(r, iters=12800) for r in data['results']])
+    (tmp_path / 'recall' / 'tiny_long_alibi.json').write_text(json.dumps(long))
+    row = lambda ckpt, mult, p: dict(ckpt=ckpt, group='alibi', pe='alibi', L_tr=L_TR, variant='vanilla', mult=mult,
+                                     L_ex=int(mult * L_TR), ppl=p, n_scored=256, iters=12800)
+    ppl_long = tmp_path / 'ppl_long.json'
+    ppl_long.write_text(json.dumps(dict(command='python extrapolate.py', protocol='last_token', results=[
+        row('alibi-s0', 1.0, 4.0), row('alibi-s0', 2.0, 6.0), row('alibi-s1', 1.0, 4.0), row('alibi-s1', 2.0, 5.0)])))
+    cfg = parse_config(rp.DEFAULTS, [f"--inputs={tmp_path / 'recall' / 'tiny_*.json'}", f"--erf={tmp / 'erf.json'}",
+                                     f"--ppl={tmp / 'ppl.json'},{ppl_long}", '--ppl_at=2', f"--out_dir={tmp_path}"])
+    rows = rp.main(cfg)
+    md = (tmp_path / 'recall.md').read_text()
+    short, longer = [next(r for r in rows if r['group'] == 'alibi' and r['variant'] == 'vanilla' and r['iters'] == i)
+                     for i in (3200, 12800)]
+    assert short['ppl']['ratio'] == pytest.approx((12 / 10 + 10.5 / 10) / 2) and short['erf'] is not None
+    assert longer['ppl']['ratio'] == pytest.approx((6 / 4 + 5 / 4) / 2) and longer['erf'] is None
+    assert '| alibi (12800 it) | vanilla |' in md and '| alibi (3200 it) | vanilla | text |' in md
+
+
 @pytest.mark.parametrize('change, match', [
     (dict(ppl=['/nowhere/ppl.json']), "ppl='/nowhere/ppl.json' cannot be read as JSON"),
     (dict(inputs=['/nowhere/tiny_*.json']), r"inputs='/nowhere/tiny_\*.json': no file matches"),
