@@ -24,7 +24,8 @@ import numpy as np
 from scipy import stats
 
 from lexgpt.config import ConfigError, run
-from lexgpt.outputs import expand, fmt_ppl, lookup, md_table, plt, protocol_notes, read_json, rows_of, write_outputs
+from lexgpt.outputs import (expand, fmt_ppl, lookup, md_table, plt, protocol_notes, protocol_words, read_json, rows_of,
+                            write_outputs)
 
 DEFAULTS = dict(
     inputs=[],                  # analysis.ruler JSONs, the grid's (a file not there yet: a method not begun)
@@ -153,9 +154,10 @@ def main(cfg):
         if r['ppl_source'] and r['ppl_source'] not in used[method_name(r)]:
             used[method_name(r)].append(r['ppl_source'])
     notes = ([f"not begun: {', '.join(missing)}"] if missing else []) + protocol_notes(list(used.items()), ppl_files)
+    scored = f"; perplexity: {ppl_files[0][0]} ({protocol_words(ppl_files[0][1])})" if ppl_files else ''
     md = ("RULER's synthetic tasks (Hsieh et al. 2024) per model, method and length, `python -m analysis.ruler_page` "
           "(its docstring: cells finished so far, the paired test). A task's cell: RULER's metric x 100 (n); "
-          "against plain: the mean per-sample difference from the plain model on the same samples.\n\n"
+          f"against plain: the mean per-sample difference from the plain model on the same samples{scored}.\n\n"
           + tables(rows) + ''.join(f'- {x}\n' for x in notes))
     print(md)
     sources = dict(inputs=cfg['inputs'], missing=missing, ppl=[p for p, _ in ppl_files])

@@ -82,14 +82,18 @@ def lookup(files, option, need, value, key):
     return out
 
 
+def protocol_words(data):
+    """How an extrapolate.py JSON scored: its protocol, and the tokens scored of how many segments."""
+    last_k, n = ((data.get('settings') or {}).get(k) for k in ('last_k', 'n'))
+    return f"{data.get('protocol')} protocol, the last {last_k} token(s) of {n} segments"
+
+
 def protocol_notes(used, ppl_files):
     """A later perplexity file (extrapolate.py's JSON) may fill in what the first lacks under other settings (segments,
     tokens scored a segment): a line per (label, the files its rows came from) in `used` that took one, naming the
     file and its settings."""
-    how = lambda d: (d.get('protocol'), (d.get('settings') or {}).get('n'), (d.get('settings') or {}).get('last_k'))
-    other = {p: how(d) for p, d in ppl_files if how(d) != how(ppl_files[0][1])}
-    return [f"{label}: perplexity from {p} ({other[p][0]} protocol, the last {other[p][2]} token(s) of {other[p][1]} "
-            f"segments)" for label, sources in used for p in sources if p in other]
+    other = {p: protocol_words(d) for p, d in ppl_files if protocol_words(d) != protocol_words(ppl_files[0][1])}
+    return [f"{label}: perplexity from {p} ({other[p]})" for label, sources in used for p in sources if p in other]
 
 
 def command_line():

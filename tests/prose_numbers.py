@@ -1264,6 +1264,24 @@ q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) / ppl('sandwich', 1)",
   "grp(group='sandwich', mult=16)['n']")
 
+# results/ruler (#73): the methods side by side (analysis.ruler_page)
+q = at('results/ruler/README.md', 'results/ruler/ruler.json')
+RP = "next(r for r in d['results'] if r['ckpt'] == {!r} and r['mult'] == {})"
+Y, P = RP.format('smollm2+yarn2', 0.25), RP.format('smollm2', 0.25)
+Y5, P5 = RP.format('smollm2+yarn2', 0.5), RP.format('smollm2', 0.5)
+q('partial: {:g} and {:g} L_tr done, n = {} a task', f"0.25 if {Y}['complete'] else None",
+  f"0.5 if {Y5}['complete'] else None", f"{Y}['n']['niah_single_1']")
+q("at {:g} L_tr RULER's average is {:.1f} against {:.1f} (+{:.1f} a sample; {} samples better, {} worse of {}, sign "
+  "test\n  p = {:.2g}), at a perplexity of {:.3f} against {:.3f};", "0.25", f"{Y}['average']", f"{P}['average']",
+  f"{Y}['vs_plain']['diff']", f"{Y}['vs_plain']['wins']", f"{Y}['vs_plain']['losses']", f"{Y}['vs_plain']['pairs']",
+  f"{Y}['vs_plain']['p']", f"{Y}['ppl']", f"{P}['ppl']")
+q('at {:g} L_tr, {:.1f} against {:.1f} (+{:.1f}; {} better, {} worse, p = {:.2g}), at {:.3f} against {:.3f};', "0.5",
+  f"{Y5}['average']", f"{P5}['average']", f"{Y5}['vs_plain']['diff']", f"{Y5}['vs_plain']['wins']",
+  f"{Y5}['vs_plain']['losses']", f"{Y5}['vs_plain']['p']", f"{Y5}['ppl']", f"{P5}['ppl']")
+q('at {:g} L_tr {:.1f}, {:.1f} and {:.1f} against {:.1f}, {:.1f}\n  and {:.1f}.', "0.25",
+  *[f"{Y}['scores'][{t!r}]" for t in ('niah_single_2', 'niah_single_3', 'vt')],
+  *[f"{P}['scores'][{t!r}]" for t in ('niah_single_2', 'niah_single_3', 'vt')])
+
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
 q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")

@@ -72,6 +72,7 @@ def test_each_method_against_plain_by_hand(grid, capsys):
     assert f"| m+yarn2 | 0.5 (4,096) | {niah:.1f} (6) | {vt:.1f} (6) | {(niah + vt) / 2:.1f} (2) | " \
            f"+{100 * 2.4 / 12:.1f} (+3/-1 of 12, p {sign_p(3, 1):.2g}) | n/a |" in md
     assert f"- not begun: {tmp / 'pi.json'}\n" in md and md in capsys.readouterr().out
+    assert f'perplexity: {ppl} (last_token protocol, the last 128 token(s) of 4 segments)' in md
     saved = json.loads((tmp / 'out' / 'ruler.json').read_text())
     assert saved['sources']['missing'] == [str(tmp / 'pi.json')] and len(saved['results']) == 4
     assert saved['settings']['bos'] == {inputs[0]: None, inputs[1]: None}  # each input's own (none recorded here)

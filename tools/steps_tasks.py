@@ -4,8 +4,9 @@ says what a step is):
 
   recall   analysis.recall's repeated-span probe (#72): the tiny models of the thesis' tables and the later methods,
            one JSON per encoding over its finished seeds (a seed still training makes the encoding wait), the
-           windowed and LM-Infinite rows of seed 0, their page (analysis.recall_page: horizons beside ERF and
-           perplexity, chapter 4's verdicts), then SmolLM2 and Gemma 3 with their extensions
+           windowed and LM-Infinite rows of seed 0, the longer-training runs (out/lm_long), their page
+           (analysis.recall_page: horizons beside ERF and perplexity, chapter 4's verdicts), then SmolLM2 and Gemma 3
+           with their extensions
   ruler    RULER's synthetic tasks (#73; Hsieh et al. 2024) on SmolLM2 and Gemma 3: first the prompt format (chat
            template against RULER's base template), then NIAH single 1-3 and variable tracking for every method at
            every length, then the other tasks
@@ -28,6 +29,7 @@ from tools.steps_pretrained import prepare
 TINY = ('alibi', 'rope', 'sandwich', 'kerple_log', 'sinusoidal', 't5', 'none', 'kerple_power', 'sandwich_smoothed',
         'fire', 'fox', 'cope', 'xpos', 'rope-ssmax', 'rope-rand4096')
 VARIANTS = ('alibi', 'rope', 'kerple_log')  # windowed and LM-Infinite beside vanilla, as results/ppl's lm_infinite
+LONG = ('alibi', 'sandwich', 'kerple_log', 't5')  # configs/sweep_lm_long.py's grid, seed 0
 R = 'results/recall'
 
 
@@ -44,11 +46,18 @@ def recall():
                         f'--no_vanilla=True --windowed=True --lm_infinite=True --threads=1 --out_dir={R} '
                         f'--name=tiny_{pe}_variants', '20 min', reuse=True,
                         wait=functools.partial(thesis_wait, run)))
+    for pe in LONG:  # the longer-training check's runs, 4x the iterations (configs/sweep_lm_long.py)
+        run = f'out/lm_long/{pe}-s0'
+        out.append(step('recall', f'python -m analysis.recall --ckpt={run} --lengths=1,4,16 --n=64 --span=32 '
+                        f'--threads=1 --out_dir={R} --name=tiny_long_{pe}', '10 min', reuse=True,
+                        wait=functools.partial(thesis_wait, run)))
     # the page over whatever tiny probes are done (analysis/recall_page.py expands the glob; marked partial while a
-    # probe is): horizons beside the ERF and the perplexity ratio at 16x, chapter 4's verdicts. Sandwich smoothed has
-    # no row in results/ppl's table; Table 4.3's last-token rows (1 token of 1,000 segments) give its ratio.
+    # probe is): horizons beside the ERF and the perplexity ratio at 16x, chapter 4's verdicts. Sandwich smoothed and
+    # the longer-trained runs have no row in results/ppl's table; Table 4.3's last-token rows (1 token of 1,000
+    # segments) give their ratio.
     ppl = ','.join(('results/ppl/ppl_last_token.json', 'results/ppl/lm_infinite.json',
-                    'results/thesis/eval/last_token_sandwich_smoothed.json'))
+                    'results/thesis/eval/last_token_sandwich_smoothed.json',
+                    'results/thesis/eval/last_token_long.json'))
     out.append(step('recall', f'python -m analysis.recall_page --inputs={R}/tiny_*.json --erf=results/erf/erf.json,'
                     f'results/erf/erf_seeds12.json --ppl={ppl} --ppl_at=16 --out_dir={R} --name=recall', 'seconds'))
     out.append(prepare('recall', 'smollm2'))
@@ -97,8 +106,9 @@ def ruler():
             line = f'python -m analysis.ruler --ckpt={model} {tasks} {opts} --out_dir={u} --name={model}_{name}{stem}'
             out.append(step('ruler', ' '.join(line.split()), costs[model, stem], reuse=True))
     # the page: every method beside the plain model on the same samples, and beside its perplexity
-    ppl = {'smollm2': 'results/pretrained/smollm2_n4.json,results/pretrained/smollm2_ppl_all.json',
-           'gemma3': 'results/pretrained/gemma3_bos_ppl_all.json'}
+    # perplexity from one protocol per model: SmolLM2's table of every method (one input, as smollm2_n4 has no plain
+    # RoPE row), Gemma 3's (four inputs)
+    ppl = {'smollm2': 'results/pretrained/smollm2_ppl_all.json', 'gemma3': 'results/pretrained/gemma3_bos_ppl_all.json'}
     inputs = ','.join(f'{u}/{model}_{name}{stem}.json' for stem in ('', '_rest') for model, name, _ in methods)
     out.append(step('ruler', f"python -m analysis.ruler_page --inputs={inputs} --ppl={ppl['smollm2']},{ppl['gemma3']} "
                     f'--out_dir={u} --name=ruler', 'seconds'))
