@@ -3,7 +3,7 @@ The RULER page (#73, part 4): the grid's analysis.ruler JSONs set side by side, 
 at each method and length, each method against the plain model on the same samples, and the model's perplexity there.
 
   python -m analysis.ruler_page --inputs=results/ruler/smollm2_plain.json,results/ruler/smollm2_yarn2.json \
-      --ppl=results/pretrained/smollm2_n4.json --out_dir=out/ruler --name=ruler
+      --ppl=results/pretrained/smollm2_ppl_all.json --out_dir=out/ruler --name=ruler
 
 --inputs are the grid's JSONs; a file not there yet is a method not begun, and the page lists it. A cell (task,
 length) enters once its run is done with it (a cell still running is left out), the first file holding it wins.
@@ -77,13 +77,12 @@ def page_rows(cells, ppl):
         first, model = next(iter(mine.values())), re.split('[+@]', ckpt)[0]
         plain = {k[2]: r for k, r in cells.items() if (k[0], k[1], k[3]) == (model, 'vanilla', mult)}
         is_plain = (ckpt, variant) == (model, 'vanilla')
-        p = ppl.get((ckpt, variant, mult))
-        out.append(dict(model=model, ckpt=ckpt, variant=variant, mult=mult, L_ex=first['L_ex'],
-                        L_tr=first.get('L_tr'), scores={t: r['score'] for t, r in mine.items()},
-                        n={t: r['n'] for t, r in mine.items()}, average=float(np.mean([r['score'] for r in
-                                                                                        mine.values()])),
-                        vs_plain=None if is_plain else paired(mine, plain),
-                        ppl=p['ppl'] if p else None, ppl_source=p['source'] if p else None))
+        p, scores = ppl.get((ckpt, variant, mult)), {t: r['score'] for t, r in mine.items()}
+        row = dict(model=model, ckpt=ckpt, variant=variant, mult=mult, L_ex=first['L_ex'], L_tr=first.get('L_tr'))
+        row.update(scores=scores, n={t: r['n'] for t, r in mine.items()}, average=float(np.mean(list(scores.values()))))
+        row.update(vs_plain=None if is_plain else paired(mine, plain), ppl=p['ppl'] if p else None,
+                   ppl_source=p['source'] if p else None)
+        out.append(row)
     for r in out:  # an average is comparable across methods once it holds every task the model is run on
         r['complete'] = set(r['scores']) == {t for x in out if x['model'] == r['model'] for t in x['scores']}
     return out
