@@ -1316,8 +1316,8 @@ q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('its perplexity is {:.3f} times its 1x', "ppl('fire-s0', 16) / ppl('fire-s0', 1)")
-q('- FIRE ({:.3f}) and xPos ({:.3f}) are not flat', "ppl('fire-s0', 16) / ppl('fire-s0', 1)",
-  "ppl('xpos-s0', 16) / ppl('xpos-s0', 1)")
+q('- FIRE ({:.3f}), xPos ({:.3f}) and CoPE ({:.3f}) are not flat', "ppl('fire-s0', 16) / ppl('fire-s0', 1)",
+  "ppl('xpos-s0', 16) / ppl('xpos-s0', 1)", "ppl('cope-s0', 16) / ppl('cope-s0', 1)")
 q('where its perplexity is {:.3f} times its 1x, text keeps', "ppl('xpos-s0', 16) / ppl('xpos-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_xpos.json')
 q('copies text and random tokens at {:g} L_tr ({:.3f} and {:.3f}\nnats/token at d = {})', "1",
@@ -1326,6 +1326,19 @@ q('\n{:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the farthest the inpu
   '{:.2f} of\nthe one at d = {}; random tokens have a horizon of {}.', f"{CELL.format('text', 16, 32)}['benefit']",
   "32", f"{CELL.format('text', 16, 4064)}['benefit']", "4064", f"{CELL.format('text', 16, 4064)}['p']",
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32", f"{VERDICT.format('random', 16)}['horizon']")
+q = at('results/recall/README.md', 'results/recall/tiny_cope.json')
+q('recalls text at every distance and length:\n{:.3f} nats/token at d = {} at {:g} L_tr, and at {:g} L_tr',
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "16")
+q('1x, {:.3f} at d = {}\nand {:.3f} at d = {:,} (p = {:.2g}), the farthest the input allows; past L_tr its benefit is '
+  '{:.2f} of the one at\nd = {}. Random tokens: {:.3f} at d = {} at {:g} L_tr; at {:g} L_tr nothing next to the span '
+  '({:.3f} at d = {}), but {:.3f}\nat d = {:,} (p = {:.2g})', f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 4064)}['benefit']", f"{VERDICT.format('text', 16)}['horizon']",
+  f"{CELL.format('text', 16, 4064)}['p']", f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32",
+  f"{CELL.format('random', 1, 32)}['benefit']", "32", "1", "16", f"{CELL.format('random', 16, 32)}['benefit']",
+  "32 if " + CELL.format('random', 16, 32) + "['p'] > 0.025 else None", f"{CELL.format('random', 16, 4064)}['benefit']",
+  f"{VERDICT.format('random', 16)}['horizon']", f"{CELL.format('random', 16, 4064)}['p']")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('and at 16 L_tr, where its perplexity is {:.3f} times its 1x', "ppl('cope-s0', 16) / ppl('cope-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
 q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
   '(p = {:.2g}), the horizon,\nand {:.5f} at d = {}. Random tokens: {:.3f} at d = {} at {:g} L_tr, a horizon of {}.',
