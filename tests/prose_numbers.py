@@ -1339,6 +1339,18 @@ q('1x, {:.3f} at d = {}\nand {:.3f} at d = {:,} (p = {:.2g}), the farthest the i
   f"{VERDICT.format('random', 16)}['horizon']", f"{CELL.format('random', 16, 4064)}['p']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('and at 16 L_tr, where its perplexity is {:.3f} times its 1x', "ppl('cope-s0', 16) / ppl('cope-s0', 1)")
+q = at('results/recall/README.md', 'results/recall/tiny_rope-ssmax.json')
+q('(text {:.3f}\nnats/token at d = {} at {:g} L_tr, random tokens {:.3f}), and text still up to d = {} at {:g} L_tr.',
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", f"{CELL.format('random', 1, 32)}['benefit']",
+  f"{VERDICT.format('text', 4)}['horizon']", "4")
+q('no cell of either kind is significant: text {:.3f} at d = {} (p = {:.2g}), random\ntokens {:.3f}.',
+  f"{CELL.format('text', 16, 32)}['benefit']" + f" if {VERDICT.format('text', 16)}['horizon'] == 0 else None", "32",
+  f"{CELL.format('text', 16, 32)}['p']",
+  f"{CELL.format('random', 16, 32)}['benefit']" + f" if {VERDICT.format('random', 16)}['horizon'] == 0 else None")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q('At 16 L_tr, where its\nperplexity is {:.3f} times its 1x, no cell',
+  "ppl('rope-ssmax-s0', 16) / ppl('rope-ssmax-s0', 1)")
+q('RoPE with SSMax ({:.3f}) is neither', "ppl('rope-ssmax-s0', 16) / ppl('rope-ssmax-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
 q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
   '(p = {:.2g}), the horizon,\nand {:.5f} at d = {}. Random tokens: {:.3f} at d = {} at {:g} L_tr, a horizon of {}.',
