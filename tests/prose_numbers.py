@@ -1282,6 +1282,21 @@ q('at {:g} L_tr {:.1f}, {:.1f} and {:.1f} against {:.1f}, {:.1f}\n  and {:.1f}.'
   *[f"{Y}['scores'][{t!r}]" for t in ('niah_single_2', 'niah_single_3', 'vt')],
   *[f"{P}['scores'][{t!r}]" for t in ('niah_single_2', 'niah_single_3', 'vt')])
 
+PI, PI5 = RP.format('smollm2+pi2', 0.25), RP.format('smollm2+pi2', 0.5)
+q('partial: {:g} and {:g} L_tr done, n = {} a task). It scores\n{:.1f} on every task at both lengths: against plain '
+  '{:.1f} at {:g} L_tr ({} samples better, {} worse of {}, p = {:.2g})\nand {:.1f} at {:g} L_tr, as its perplexity '
+  '({:.2f} against {:.3f}) says.', f"0.25 if {PI}['complete'] else None", f"0.5 if {PI5}['complete'] else None",
+  f"{PI}['n']['niah_single_1']", f"max(max({PI}['scores'].values()), max({PI5}['scores'].values()))",
+  f"{PI}['vs_plain']['diff']", "0.25", f"{PI}['vs_plain']['wins']", f"{PI}['vs_plain']['losses']",
+  f"{PI}['vs_plain']['pairs']", f"{PI}['vs_plain']['p']", f"{PI5}['vs_plain']['diff']", "0.5", f"{PI}['ppl']",
+  f"{P}['ppl']")
+q = at('results/ruler/README.md', 'results/ruler/smollm2_pi2.json')
+PRED = ("next(''.join(c for c in s['pred'] if c.isdigit()) for s in d['results'][0]['samples'] "
+        "if s['outputs'] == [{!r}])")
+q("Its answers to NIAH single 1 hold the needle's\ndigits out of order: '{}' for {}, '{}' for {}.",
+  PRED.format('9944497'), "d['results'][0]['samples'][1]['outputs'][0]", PRED.format('8552656'),
+  "d['results'][0]['samples'][10]['outputs'][0]")
+
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
 q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")
