@@ -16,8 +16,9 @@ i's loss(control) - loss(repeat) (every seed sees the same spans and fillers), t
 spans (analysis.recall.summary: a t-interval, and the one-sided t-test against the JSON's min_benefit). It asks
 whether these models recall, the seeds held fixed; each seed's own horizon is shown beside it where they differ. A
 seed enters a (kind, L_ex) row only if it holds every d of it (a seed still being scored waits). Perplexity and ERF
-are matched by run name (ckpt and variant) to the same checkpoints and averaged over the seeds found; a ratio is each
-seed's ppl(ppl_at L_tr) / ppl(L_tr), averaged. Writes <out_dir>/<name>.json, .md and .png.
+are matched by run name (ckpt and variant) and training iteration to the same checkpoints and averaged over the
+seeds found; a ratio is each seed's ppl(ppl_at L_tr) / ppl(L_tr), averaged. Writes <out_dir>/<name>.json, .md and
+.png.
 """
 import collections
 import math
