@@ -385,7 +385,8 @@ def main(cfg):
     ppl_files = expand(cfg['ppl'], 'ppl')
     ppl = lookup(ppl_files, 'ppl', ('ckpt', 'variant', 'mult', 'L_tr'), 'ppl',
                  lambda r: (r['ckpt'], r['variant'], r['mult'], r.get('iters')))
-    erf = lookup(expand(cfg['erf'], 'erf'), 'erf', ('ckpt', 'variant', 'L_tr', 'L_ex'), 'erf_over_L_tr',
+    erf_files = expand(cfg['erf'], 'erf')
+    erf = lookup(erf_files, 'erf', ('ckpt', 'variant', 'L_tr', 'L_ex'), 'erf_over_L_tr',
                  lambda r: (r['ckpt'], r['variant'], r.get('iters')))
     rows = page_rows(entries, ppl, erf, cfg['ppl_at'])
     partial = [f'{p}: partial (a run under way; its finished cells are shown)' for p, d in files if d.get('partial')]
@@ -393,7 +394,7 @@ def main(cfg):
     md = markdown(cfg, rows, notes, partial)
     print(md)
     write_outputs(cfg['out_dir'], cfg['name'], dict(
-        sources=dict(inputs=[p for p, _ in files], erf=[p for p, _ in expand(cfg['erf'], 'erf')],
+        sources=dict(inputs=[p for p, _ in files], erf=[p for p, _ in erf_files],
                      ppl=[p for p, _ in ppl_files]),
         rule=dict(flat=f'ppl({cfg["ppl_at"]:g} L_tr) / ppl(L_tr) <= {PPL_FLAT:g}', recall='horizon > L_tr at the '
                   'longest L_ex'), notes=notes, results=jsonable(rows), **(dict(partial=True) if partial else {})),
