@@ -162,7 +162,7 @@ def main(cfg):
                 running[subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=env)] = (argv, log)
             watches[log] = Watch(argv, log)
             print(f"[{time.time() - t0:7.0f}s] start {' '.join(argv[2:])}", flush=True)
-        time.sleep(min(1, PROGRESS_EVERY))
+        wait_for_one(running, min(1, PROGRESS_EVERY))
         if time.time() - shown >= PROGRESS_EVERY:
             shown = time.time()
             for argv, log in running.values():
@@ -179,6 +179,14 @@ def main(cfg):
     if failed:
         raise ConfigError(f"{len(failed)} run(s) failed: {', '.join(failed)}")
     return runs
+
+
+def wait_for_one(procs, seconds):
+    """Back when one of the processes has ended or after `seconds`, whichever comes first: the next run starts as
+    soon as a slot frees."""
+    end = time.time() + seconds
+    while time.time() < end and all(p.poll() is None for p in procs):
+        time.sleep(0.02)
 
 
 if __name__ == '__main__':

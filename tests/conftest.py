@@ -37,36 +37,44 @@ def shared_group(item):
 
 @pytest.fixture(autouse=True, scope='session')
 def one_thread():
-    """The test models are tiny: one thread is fastest, and two threads stall each other on a busy 2-core machine."""
+    """The test models are tiny: one thread is fastest, and two threads stall each other on a busy 2-core machine. The
+    scripts the tests start (train.py, tools/bench.py, ...) get OMP_NUM_THREADS=1 for the same reason, unless it is
+    set: one with two threads beside the other worker's tests spins (the suite took ~15 s more CPU that way)."""
     n = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield
+    with pytest.MonkeyPatch.context() as patch:
+        if 'OMP_NUM_THREADS' not in os.environ:
+            patch.setenv('OMP_NUM_THREADS', '1')
+        yield
     torch.set_num_threads(n)
 
 
 @pytest.fixture(autouse=True, scope='session')
 def gguf_parsed_once():
-    """gguf's GGUFReader takes about 20 s to parse Gemma 3's 262,144-token vocabulary, and our model loader, our
-    tokenizer and transformers' model and tokenizer each open the file with it: each file is parsed once a session and
-    its read-only reader shared, so both sides still read the same bytes through the same library. A file written
-    again (another size or mtime) is parsed again."""
+    """Our model loader, our tokenizer and transformers' model and tokenizer each open a GGUF file, and parsing Gemma
+    3's 262,144-token vocabulary takes seconds even by lexgpt.gguf_reader.parse_gguf: each file is parsed once a
+    session, by parse_gguf (gguf's own reader, over plain views of the same mapping), and its read-only reader shared,
+    so both sides still read the same bytes through the same library. A file written again (another size or mtime) is
+    parsed again."""
     try:
         import gguf
     except ImportError:
         yield
         return
-    parse, readers = gguf.GGUFReader, {}
+    from lexgpt import gguf_reader
+    reader_class, parse, readers = gguf.GGUFReader, gguf_reader.parse_gguf, {}
 
     def once(path, mode='r'):
         if mode != 'r':
-            return parse(path, mode)
+            return reader_class(path, mode)
         st = os.stat(path)
         key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
         if key not in readers:
-            readers[key] = parse(path, mode)
+            readers[key] = parse(path)
         return readers[key]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(gguf, 'GGUFReader', once)
+        patch.setattr(gguf_reader, 'parse_gguf', once)
         yield
 
 

@@ -183,7 +183,6 @@ def test_a_save_that_dies_half_way_keeps_the_last_checkpoint(W, tmp_path):
     limit = len(before) // 4
     r = subprocess.run([sys.executable, 'train.py', 'configs/test.py', f"--data_dir={W['data']}", f'--out_dir={run}',
                         '--init_from=resume', '--max_iters=4'], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ, OMP_NUM_THREADS='1'),
                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
     assert r.returncode != 0 and 'Traceback' not in r.stderr, r.stderr
     assert r.stderr.strip().count('\n') == 0 and 'cannot write checkpoint' in r.stderr

@@ -290,11 +290,12 @@ def test_gemma3_logits_equal_transformers_at_every_position(gemma3):
 
 
 def test_gemma3_logits_equal_transformers_past_its_local_window(gemma3):
-    """1,536 tokens, 3 windows of its local layers (512 tokens each): the last queries' local layers see none of the
-    first 1,024 tokens, their global ones all. The last 128 positions' logits, the last block (a global one) and the
-    head run only there (GPT.forward's last_k; transformers' logits_to_keep cuts the head alone)."""
+    """768 tokens, one and a half windows of its local layers (512 tokens each): the last 128 queries' local layers
+    see none of the first 129 tokens, their global ones all (a window wider or narrower than 512 changes what they
+    see). The last 128 positions' logits, the last block (a global one) and the head run only there (GPT.forward's
+    last_k; transformers' logits_to_keep cuts the head alone)."""
     _, ours, theirs, tok = gemma3
-    idx = python_tokens(tok, 1536)
+    idx = python_tokens(tok, 768)
     with torch.no_grad():
         got = ours(idx, targets=idx[:, -128:], last_k=128)[0]
         want = theirs(idx, logits_to_keep=128).logits

@@ -80,12 +80,13 @@ def test_every_step_writes_its_json_and_markdown_with_its_command(dry):
 
 
 def test_a_dry_run_runs_each_command_once(dry):
-    """tests_60 is tests' command, and on a CPU (nothing compiled) train_eager is train_compiled's but for its --json
-    file: each is written as done by the earlier step, not run; every other step, each with its own command, runs."""
+    """tests_60 is tests' command, on a CPU (nothing compiled) train_eager is train_compiled's, and at toy lengths
+    eval_128k is eval's, but for their --json files: each is written as done by the earlier step, not run; every other
+    step, each with its own command, runs."""
     root, printed = dry
     recs = {step: json.load(open(root / 'out' / f'{step}.json')) for step in STEPS}
     copied = {step: rec['same_as'] for step, rec in recs.items() if 'same_as' in rec}
-    assert copied == {'tests_60': 'tests', 'train_eager': 'train_compiled'}
+    assert copied == {'tests_60': 'tests', 'train_eager': 'train_compiled', 'eval_128k': 'eval'}
     bare = lambda step: re.sub(r' --json=\S+', '', recs[step]['step_command'])
     for step, earlier in copied.items():
         assert bare(step) == bare(earlier)

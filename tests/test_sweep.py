@@ -18,7 +18,8 @@ with open(os.path.join(args['out_dir'], 'args.txt'), 'a') as f:
 """
 
 
-def test_grid_runs_each_point_once_and_skips_finished_ones(tmp_path):
+def test_grid_runs_each_point_once_and_skips_finished_ones(tmp_path, monkeypatch):
+    monkeypatch.setenv('OMP_NUM_THREADS', '3')  # each run gets one thread all the same
     (tmp_path / 'fake.py').write_text(SCRIPT)
     cfg = dict(sweep.DEFAULTS, script=str(tmp_path / 'fake.py'), args=['--common=1'],
                grid=dict(seed=[0, 1], pe=['alibi', 'rope']), out_dir=str(tmp_path / '{pe}-s{seed}'), jobs=2)

@@ -176,8 +176,7 @@ def test_config_errors(tmp_path):
     # on the command line: one line on stderr naming the value, exit status 1, no traceback (more bad values, each
     # through train.py's entry point in this process: test_bad_inputs.py's table)
     r = subprocess.run([sys.executable, 'train.py', 'configs/test.py', '--learning_rat=1',
-                        f'--out_dir={tmp_path / "cli"}'], cwd=ROOT, capture_output=True, text=True,
-                       env=dict(os.environ, OMP_NUM_THREADS='1'))
+                        f'--out_dir={tmp_path / "cli"}'], cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 1 and r.stderr.count('\n') == 1, r.stderr
     assert all(w in r.stderr for w in ["unknown config key 'learning_rat'", "did you mean 'learning_rate'"]), r.stderr
 
@@ -223,7 +222,7 @@ def test_torchrun_two_processes_match_one(tmp_path):
         port = s.getsockname()[1]
     r = subprocess.run([sys.executable, '-m', 'torch.distributed.run', '--nproc_per_node=2', '--master_addr=127.0.0.1',
                         f'--master_port={port}', 'train.py', 'configs/test.py', f"--out_dir={tmp_path / 'ddp'}", *args],
-                       cwd=ROOT, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS='1'), timeout=120)
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
     assert '2 process(es)' in r.stdout
     ddp = json.load(open(tmp_path / 'ddp' / 'log.json'))

@@ -190,7 +190,8 @@ def main(out_dir, step, budget, command):
 
 def same_as(out_dir, step, budget, command, ran):
     """A dry run's step with an earlier step's command (tests_60 repeats tests; on a CPU train_eager is
-    train_compiled) is written as done by it, its figures copied: not run again, seconds saved in every test run."""
+    train_compiled; eval_128k's toy lengths are eval's) is written as done by it, its figures copied: not run again,
+    seconds saved in every test run."""
     earlier = ran.setdefault(re.sub(r' --json=\S+', '', command), step)
     path = os.path.join(out_dir, earlier + '.json')
     rec = read_record(path) if earlier != step else {}  # none: no time to start it
@@ -223,7 +224,7 @@ def plan(dry=False, out=None, pretrained='.lease/smollm2.gguf'):
         o = out or '/tmp/lease-dry'
         p.update(out=o, device='cpu', xdist='', compile=False, data=f'{o}/data/pycode', mid_dir=f'{o}/out/lease_mid',
                  mid_runs=2, mid_par=2, eval='--lengths=64,128 --rounds=1 --warmup=0',
-                 eval_long='--lengths=128,256 --rounds=1 --warmup=0', pre='--lengths=64,256 --rounds=1 --warmup=0',
+                 eval_long='--lengths=64,128 --rounds=1 --warmup=0', pre='--lengths=64,256 --rounds=1 --warmup=0',
                  train='--rounds=2 --warmup=0 --n_layer=2 --n_head=4 --n_embd=64 --block_size=16 --batch_size=2 '
                  '--vocab_size=256', prep='--max_files=200', nonoverlap='--max_tokens=2048', last='--n=4',
                  mid='--max_iters=2 --eval_interval=2 --eval_iters=1 --n_layer=2 --n_head=2 --n_embd=32 '
