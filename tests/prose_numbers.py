@@ -1366,6 +1366,24 @@ q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('At 16 L_tr, where its\nperplexity is {:.3f} times its 1x, no cell',
   "ppl('rope-ssmax-s0', 16) / ppl('rope-ssmax-s0', 1)")
 q('RoPE with SSMax ({:.3f}) is neither', "ppl('rope-ssmax-s0', 16) / ppl('rope-ssmax-s0', 1)")
+q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
+q("halve RoPE's perplexity ratio at 16 L_tr ({:.3f} against {:.3f})",
+  "ppl('rope-rand4096-s0', 16) / ppl('rope-rand4096-s0', 1)", "ppl('rope-s0', 16) / ppl('rope-s0', 1)")
+q('RoPE with\n  randomized positions ({:.3f}) keeps', "ppl('rope-rand4096-s0', 16) / ppl('rope-rand4096-s0', 1)")
+q = at('results/recall/README.md', 'results/recall/tiny_rope-rand4096.json')
+ROPE = "next(c for c in J('results/recall/tiny_rope.json')['results'][0]['cells'] if c['kind'] == {!r} and " \
+    "c['mult'] == {} and c['d'] == {})"
+q('At\n{:g} L_tr it recalls text less than RoPE ({:.3f} nats/token at d = {} against {:.3f}) and random tokens about '
+  'as much\n({:.3f} at d = {}). At {:g} L_tr nothing next to the span is significant (text {:.3f} at d = {}, p = '
+  '{:.2g}); text at\nd = {:,} gives {:.3f} (p = {:.2g}), as RoPE\'s {:.3f}, and {:.3f} at d = {:,} (p = {:.2g}), its '
+  'horizon; random tokens\nat no d.', "1", f"{CELL.format('text', 1, 32)}['benefit']", "32",
+  f"{ROPE.format('text', 1, 32)}['benefit']", f"{CELL.format('random', 1, 64)}['benefit']", "64", "16",
+  f"{CELL.format('text', 16, 32)}['benefit'] if not {CELL.format('text', 16, 32)}['significant'] else None", "32",
+  f"{CELL.format('text', 16, 32)}['p']", "1024", f"{CELL.format('text', 16, 1024)}['benefit']",
+  f"{CELL.format('text', 16, 1024)}['p']", f"{ROPE.format('text', 16, 1024)}['benefit']",
+  f"{CELL.format('text', 16, 2048)}['benefit']",
+  f"{VERDICT.format('text', 16)}['horizon'] if {VERDICT.format('random', 16)}['horizon'] == 0 else None",
+  f"{CELL.format('text', 16, 2048)}['p']")
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
 q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
   '(p = {:.2g}), the horizon,\nand {:.5f} at d = {}. Random tokens: {:.3f} at d = {} at {:g} L_tr, a horizon of {}.',
