@@ -1384,6 +1384,11 @@ q('At\n{:g} L_tr it recalls text less than RoPE ({:.3f} nats/token at d = {} aga
   f"{CELL.format('text', 16, 2048)}['benefit']",
   f"{VERDICT.format('text', 16)}['horizon'] if {VERDICT.format('random', 16)}['horizon'] == 0 else None",
   f"{CELL.format('text', 16, 2048)}['p']")
+q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
+PROBES = "[J(f'results/recall/tiny_{pe}.json')['results'][0]['seconds'] / 60 for pe in ('alibi', 'rope', 'sandwich', " \
+    "'kerple_log', 'sinusoidal', 't5', 'none', 'kerple_power', 'sandwich_smoothed', 'fire', 'fox', 'cope', 'xpos', " \
+    "'rope-ssmax', 'rope-rand4096')]"
+q('a probe took {:.0f} to {:.0f} CPU-minutes a seed', f'min({PROBES})', f'max({PROBES})')
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
 q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
   '(p = {:.2g}), the horizon,\nand {:.5f} at d = {}. Random tokens: {:.3f} at d = {} at {:g} L_tr, a horizon of {}.',

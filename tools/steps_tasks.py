@@ -38,7 +38,7 @@ def recall():
     for pe in TINY:
         runs = f'out/lm/{pe}-s[0-9]*'
         out.append(step('recall', f'python -m analysis.recall --ckpt={runs} --lengths=1,4,16 --n=64 --span=32 '
-                        f'--threads=1 --out_dir={R} --name=tiny_{pe}', '10 min a seed', reuse=True,
+                        f'--threads=1 --out_dir={R} --name=tiny_{pe}', '6-40 min a seed', reuse=True,
                         wait=functools.partial(thesis_wait, runs)))
     for pe in VARIANTS:
         run = f'out/lm/{pe}-s0'
