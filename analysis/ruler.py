@@ -37,7 +37,7 @@ from lexgpt.device import EVAL_DEVICE
 from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, runs_bos, VARIANT_DEFAULTS, variants
 from lexgpt.kv_cache import KVCache
 from lexgpt.loading import ckpt_kind, get_tokenizer, load_runs, PRETRAINED
-from lexgpt.outputs import md_table, plt, write_outputs
+from lexgpt.outputs import length_axis, md_table, plt, write_outputs
 from lexgpt.progress import Progress
 from lexgpt.resume import Previous
 from lexgpt.streaming import stream_refusal
@@ -342,11 +342,8 @@ def report(cfg, settings, rows, partial=False):
             ax.plot(mults, ys, marker='o', ms=3, color=f'C{i % 10}', label=f'{ckpt} [{variant}]')
     mults = sorted({r['mult'] for r in rows})
     for ax, panel in zip(axes[0], panels):
-        ax.set(xscale='log', xlabel='length / L_tr', ylim=(-3, 103), title=panel)
-        ax.set_xticks(mults, [f'{m:g}' for m in mults])  # the lengths alone: a log axis' own ticks cost seconds
-        ax.minorticks_off()
-        ax.set_ylabel('score' if panel == next(iter(panels)) else '')
-        ax.grid(alpha=0.3)
+        length_axis(ax, mults, 'length / L_tr')
+        ax.set(ylim=(-3, 103), title=panel, ylabel='score' if panel == next(iter(panels)) else '')
     axes[0, -1].legend(fontsize=6)
     if not partial:
         print('\n' + md)

@@ -24,8 +24,8 @@ import numpy as np
 from scipy import stats
 
 from lexgpt.config import ConfigError, run
-from lexgpt.outputs import (expand, fmt_ppl, lookup, md_table, plt, protocol_notes, protocol_words, read_json, rows_of,
-                            write_outputs)
+from lexgpt.outputs import (expand, fmt_ppl, length_axis, lookup, md_table, plt, protocol_notes, protocol_words,
+                            read_json, rows_of, write_outputs)
 
 DEFAULTS = dict(
     inputs=[],                  # analysis.ruler JSONs, the grid's (a file not there yet: a method not begun)
@@ -130,11 +130,8 @@ def figure(rows):
                    yscale='log' if measured and max(measured) > 10 * min(measured) else 'linear')
         mults = sorted({r['mult'] for r in mine})
         for ax in (score_ax, ppl_ax):
-            ax.set(xscale='log', xlabel='L_ex / L_tr')
-            ax.set_xticks(mults, [f'{m:g}' for m in mults])
-            ax.minorticks_off()
+            length_axis(ax, mults)
             ax.axvline(1.0, color='0.5', ls=':', lw=0.8)
-            ax.grid(alpha=0.3)
         score_ax.legend(fontsize=6)
     return fig
 

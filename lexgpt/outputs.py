@@ -25,6 +25,15 @@ def plt():
     return pyplot
 
 
+def length_axis(ax, mults, label='L_ex / L_tr'):
+    """A log x axis with a tick at each length measured and no others (a log axis' own ticks cost seconds to lay
+    out), and a grid."""
+    ax.set(xscale='log', xlabel=label)
+    ax.set_xticks(mults, [f'{m:g}' for m in mults])
+    ax.minorticks_off()
+    ax.grid(alpha=0.3)
+
+
 def fmt_ppl(p, like=None):
     """A perplexity with about four significant digits; `like` formats a spread with the decimals of its mean."""
     if p is None or not math.isfinite(p):
