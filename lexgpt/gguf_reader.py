@@ -34,9 +34,9 @@ def open_gguf(path):
 
 
 def parse_gguf(path):
-    """gguf's GGUFReader over the file, its byte views plain arrays. It cuts a memmap into ~3 million small views for
-    Gemma 3's 262,144-token vocabulary, and numpy's memmap subclass makes each view a Python call: 16 s against 5 s
-    here. The plain array is a view of the same mapping, so the parse and the bytes are the library's."""
+    """gguf's GGUFReader over the file, its byte views plain arrays. It cuts the file into about 3 million small views
+    for Gemma 3's 262,144-token vocabulary, and numpy's memmap subclass makes each view a Python call, most of the
+    parse's time. The plain array is a view of the same mapping, so the parse and the bytes are the library's."""
     import numpy as np
     from gguf.gguf_reader import GGUFReader  # the class: tests/conftest.py wraps the package's name for transformers
 

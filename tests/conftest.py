@@ -39,7 +39,7 @@ def shared_group(item):
 def one_thread():
     """The test models are tiny: one thread is fastest, and two threads stall each other on a busy 2-core machine. The
     scripts the tests start (train.py, tools/bench.py, ...) get OMP_NUM_THREADS=1 for the same reason, unless it is
-    set: one with two threads beside the other worker's tests spins (the suite took ~15 s more CPU that way)."""
+    set: one with two threads beside the other worker's tests spins, and the suite took longer that way."""
     n = torch.get_num_threads()
     torch.set_num_threads(1)
     with pytest.MonkeyPatch.context() as patch:
