@@ -1195,7 +1195,10 @@ q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']"
 
 # results/recall (#72): ALiBi's recall benefit by distance at 16 L_tr
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
-RC = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
+# seed 0's row, whatever order the seeds were probed in
+ALIBI = "next(r for r in {} if r['ckpt'] == 'alibi-s{}')"
+RC = "next(c for c in " + ALIBI.format("d['results']", 0) + "['cells'] if c['kind'] == {!r} and c['mult'] == 16 " \
+    "and c['d'] == {})"
 q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} '
   '({:g} L_tr), {:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); '
   'random tokens: {:.3f}, {:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
@@ -1204,11 +1207,17 @@ q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d
   f"{RC.format('text', 2048)}['p']", f"{RC.format('random', 32)}['benefit']", f"{RC.format('random', 512)}['benefit']",
   f"{RC.format('random', 1024)}['benefit']", f"{RC.format('random', 2048)}['benefit']",
   f"{RC.format('random', 2048)}['p']")
-VD = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
+VD = "next(v for v in " + ALIBI.format("d['results']", 0) + "['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
 q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benefit past L_tr is {:.2f} of the benefit '
   'at d = {} (text).', f"{VD.format('text')}['horizon']", f"{VD.format('random')}['horizon']",
   f"{VD.format('text')}['share_beyond_L_tr']", "32")
-q('n = {} spans per cell, one seed.', "d['settings']['n']")
+RC1 = RC.replace("'alibi-s0'", "'alibi-s1'")
+VD1 = VD.replace("'alibi-s0'", "'alibi-s1'")
+q('Seed 1 reads further: at {:g} L_tr text {:.3f} at\nd = {:,} and {:.4f} at d = {:,} (p = {:.2g}), its horizon, and '
+  'random tokens up to d = {:,} too.', "16", f"{RC1.format('text', 1024)}['benefit']", "1024",
+  f"{RC1.format('text', 2048)}['benefit']", f"{VD1.format('text')}['horizon']", f"{RC1.format('text', 2048)}['p']",
+  f"{VD1.format('random')}['horizon']")
+q('n = {} spans per cell, seeds 0 and 1.', "d['settings']['n']")
 
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
 # a cell of a one-row probe JSON (kind, L_ex / L_tr, d), and a verdict (kind, L_ex / L_tr)
@@ -1455,7 +1464,8 @@ W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
 q = at('results/recall/README.md', 'results/recall/tiny_alibi_variants.json')
 q('- ALiBi windowed: {:.3f} nats/token at d = {} (vanilla: {:.3f}), {:.3f} at d = {} and {:.4f} at d = {} (p = {:g})',
   f"{VA.format(W, 32)}['benefit']", "32",
-  "next(c for c in J('results/recall/tiny_alibi.json')['results'][0]['cells'] if c['kind'] == 'text' and "
+  "next(c for c in next(r for r in J('results/recall/tiny_alibi.json')['results'] if r['ckpt'] == 'alibi-s0')"
+  "['cells'] if c['kind'] == 'text' and "
   "c['mult'] == 16 and c['d'] == 32)['benefit']",
   f"{VA.format(W, 256)}['benefit']", "256", f"{VA.format(W, 512)}['benefit']", "512", f"{VA.format(W, 512)}['p']")
 q('for {:.3f} at d = {:,}, where the earlier copy starts inside the {} tokens it keeps',
