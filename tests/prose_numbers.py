@@ -1197,8 +1197,8 @@ q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']"
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
 # seed 0's row, whatever order the seeds were probed in
 ALIBI = "next(r for r in {} if r['ckpt'] == 'alibi-s{}')"
-RC = "next(c for c in " + ALIBI.format("d['results']", 0) + "['cells'] if c['kind'] == {!r} and c['mult'] == 16 " \
-    "and c['d'] == {})"
+RC, RC1 = ("next(c for c in " + ALIBI.format("d['results']", seed) + "['cells'] if c['kind'] == {!r} and "
+           "c['mult'] == 16 and c['d'] == {})" for seed in (0, 1))
 q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} '
   '({:g} L_tr), {:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); '
   'random tokens: {:.3f}, {:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
@@ -1207,12 +1207,11 @@ q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d
   f"{RC.format('text', 2048)}['p']", f"{RC.format('random', 32)}['benefit']", f"{RC.format('random', 512)}['benefit']",
   f"{RC.format('random', 1024)}['benefit']", f"{RC.format('random', 2048)}['benefit']",
   f"{RC.format('random', 2048)}['p']")
-VD = "next(v for v in " + ALIBI.format("d['results']", 0) + "['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
+VD, VD1 = ("next(v for v in " + ALIBI.format("d['results']", seed) + "['verdicts'] if v['kind'] == {!r} and "
+           "v['mult'] == 16)" for seed in (0, 1))
 q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benefit past L_tr is {:.2f} of the benefit '
   'at d = {} (text).', f"{VD.format('text')}['horizon']", f"{VD.format('random')}['horizon']",
   f"{VD.format('text')}['share_beyond_L_tr']", "32")
-RC1 = RC.replace("'alibi-s0'", "'alibi-s1'")
-VD1 = VD.replace("'alibi-s0'", "'alibi-s1'")
 q('Seed 1 reads further: at {:g} L_tr text {:.3f} at\nd = {:,} and {:.4f} at d = {:,} (p = {:.2g}), its horizon, and '
   'random tokens up to d = {:,} too.', "16", f"{RC1.format('text', 1024)}['benefit']", "1024",
   f"{RC1.format('text', 2048)}['benefit']", f"{VD1.format('text')}['horizon']", f"{RC1.format('text', 2048)}['p']",
@@ -1464,9 +1463,8 @@ W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
 q = at('results/recall/README.md', 'results/recall/tiny_alibi_variants.json')
 q('- ALiBi windowed: {:.3f} nats/token at d = {} (vanilla: {:.3f}), {:.3f} at d = {} and {:.4f} at d = {} (p = {:g})',
   f"{VA.format(W, 32)}['benefit']", "32",
-  "next(c for c in next(r for r in J('results/recall/tiny_alibi.json')['results'] if r['ckpt'] == 'alibi-s0')"
-  "['cells'] if c['kind'] == 'text' and "
-  "c['mult'] == 16 and c['d'] == 32)['benefit']",
+  "next(c for c in " + ALIBI.format("J('results/recall/tiny_alibi.json')['results']", 0) + "['cells'] if "
+  "c['kind'] == 'text' and c['mult'] == 16 and c['d'] == 32)['benefit']",
   f"{VA.format(W, 256)}['benefit']", "256", f"{VA.format(W, 512)}['benefit']", "512", f"{VA.format(W, 512)}['p']")
 q('for {:.3f} at d = {:,}, where the earlier copy starts inside the {} tokens it keeps',
   f"{VA.format(LM, 4064)}['benefit']", "4064", "10")
