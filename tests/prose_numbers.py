@@ -125,6 +125,16 @@ def depth_view(d, task, model='regulargpt_c2'):
     return {k: 100 * sum(v) / len(v) for k, v in acc.items()}
 
 
+def probe(d, seed=0, variant='vanilla', of=None):
+    """The row of one checkpoint in a recall probe's JSON (d, or `of`: another one): the given seed's (its folder ends
+    in -s<seed>) or a pretrained model's only row. Rows follow the order the probes ran in, not the seeds'."""
+    import re
+    rows = [r for r in (of or d)['results'] if r['variant'] == variant]
+    (row,) = [r for r in rows if r['ckpt'].endswith(f'-s{seed}')] or [
+        r for r in rows if not re.search(r'-s\d+$', r['ckpt'])]
+    return row
+
+
 def tail_cell(d, first, column):
     """A cell of the markdown table a lease step printed (its JSON's output_tail): the row whose first cell is `first`,
     as a number. tools.bench --mode=pretrained's JSON keeps each side's median time, not the median per-round ratio
@@ -136,7 +146,7 @@ def tail_cell(d, first, column):
 HELPERS = dict(thesis_cell=thesis_cell, thesis_p=thesis_p, stream_row=stream_row, bucket=bucket, buckets=buckets,
                passkey_cells=passkey_cells, passkey_found=passkey_found, passkey_asked=passkey_asked, regular=regular,
                bench=bench, seed_ppl=seed_ppl, by_ckpt=by_ckpt, erf_share=erf_share, attention_at=attention_at,
-               kernel=kernel, depth_view=depth_view, tail_cell=tail_cell)
+               kernel=kernel, depth_view=depth_view, tail_cell=tail_cell, probe=probe)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # README.md, What we found: every number (test_every_number_in_the_readme_findings_is_quoted)
@@ -1195,10 +1205,8 @@ q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']"
 
 # results/recall (#72): ALiBi's recall benefit by distance at 16 L_tr
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
-# seed 0's row, whatever order the seeds were probed in
-ALIBI = "next(r for r in {} if r['ckpt'] == 'alibi-s{}')"
-RC, RC1 = ("next(c for c in " + ALIBI.format("d['results']", seed) + "['cells'] if c['kind'] == {!r} and "
-           "c['mult'] == 16 and c['d'] == {})" for seed in (0, 1))
+RC, RC1 = ("next(c for c in probe(seed=" + str(seed) + ")['cells'] if c['kind'] == {!r} and c['mult'] == 16 and "
+           "c['d'] == {})" for seed in (0, 1))
 q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} '
   '({:g} L_tr), {:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); '
   'random tokens: {:.3f}, {:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
@@ -1207,8 +1215,8 @@ q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d
   f"{RC.format('text', 2048)}['p']", f"{RC.format('random', 32)}['benefit']", f"{RC.format('random', 512)}['benefit']",
   f"{RC.format('random', 1024)}['benefit']", f"{RC.format('random', 2048)}['benefit']",
   f"{RC.format('random', 2048)}['p']")
-VD, VD1 = ("next(v for v in " + ALIBI.format("d['results']", seed) + "['verdicts'] if v['kind'] == {!r} and "
-           "v['mult'] == 16)" for seed in (0, 1))
+VD, VD1 = ("next(v for v in probe(seed=" + str(seed) + ")['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
+           for seed in (0, 1))
 q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benefit past L_tr is {:.2f} of the benefit '
   'at d = {} (text).', f"{VD.format('text')}['horizon']", f"{VD.format('random')}['horizon']",
   f"{VD.format('text')}['share_beyond_L_tr']", "32")
@@ -1220,8 +1228,8 @@ q('n = {} spans per cell, seeds 0 and 1.', "d['settings']['n']")
 
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
 # a cell of a one-row probe JSON (kind, L_ex / L_tr, d), and a verdict (kind, L_ex / L_tr)
-CELL = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
-VERDICT = "next(v for v in d['results'][0]['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
+CELL = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+VERDICT = "next(v for v in probe()['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
 q('RoPE recalls less than ALiBi: {:.3f} nats/token at d = {} for text and {:.3f} for random tokens at {:g} L_tr.',
   f"{CELL.format('text', 1, 32)}['benefit']", "32", f"{CELL.format('random', 1, 32)}['benefit']", "1")
 q('the benefit is {:.3f} at d = {} and {:.3f} at d = {:,} for text, and random tokens are recalled at no distance '
@@ -1245,12 +1253,12 @@ q = at('README.md', 'results/recall/tiny_alibi.json')
 q('; ALiBi {:.3f} at {:,} (p = {:.2g}); KERPLE-log', f"{RC.format('text', 1024)}['benefit']", "1024",
   f"{RC.format('text', 1024)}['p']")
 q = at('README.md', 'results/recall/tiny_fox.json')
-q('Recall at {:g}x: FoX none past d = {},', "16", "max(v['horizon'] for v in d['results'][0]['verdicts'])")
+q('Recall at {:g}x: FoX none past d = {},', "16", "max(v['horizon'] for v in probe()['verdicts'])")
 q = at('README.md', 'results/recall/tiny_kerple_power.json')
-q(', KERPLE-power none past {};', "max(v['horizon'] for v in d['results'][0]['verdicts'])")
+q(', KERPLE-power none past {};', "max(v['horizon'] for v in probe()['verdicts'])")
 q = at('README.md', 'results/recall/tiny_sandwich.json')
 q('; Sandwich text only, {:.4f} nats/token at d = {:,};', f"{CELL.format('text', 16, 1024)}['benefit']",
-  f"1024 if {VERDICT.format('random', 16)}['horizon'] <= d['results'][0]['L_tr'] else None")
+  f"1024 if {VERDICT.format('random', 16)}['horizon'] <= probe()['L_tr'] else None")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RU = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.25)"
 q("{:g}, {:g} and {:g} L_tr done, n = {} each): at {:,} tokens", "0.25",
@@ -1263,7 +1271,7 @@ q('NIAH single 1 scores {:.1f}, single 2 (a number in an essay) {:.1f}, single 3
   f"{RU.format('vt')}['score']", f"{RU.format('vt')}['ci95'][0]", f"{RU.format('vt')}['ci95'][1]")
 
 q = at('results/recall/README.md', 'results/recall/tiny_sandwich.json')
-SW = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
+SW = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
 q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and random tokens only at d = {} ({:.3f}, '
   'p = {:.2g}), at no d past it.', "16", f"{SW.format('text', 32)}['benefit']", "32",
   f"{SW.format('text', 1024)}['benefit']", "1024", "32", f"{SW.format('random', 32)}['benefit']",
@@ -1331,7 +1339,7 @@ q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
 q("- KERPLE-log is flat ({:.3f} for the probed seed {};", "ppl('kerple_log-s0', 16) / ppl('kerple_log-s0', 1)", "0")
 q = at('results/recall/README.md', 'results/recall/tiny_fire.json')
 q('all: {:.3f} nats/token at d = {} at {:g} L_tr, and a horizon of {} for random tokens at every length.',
-  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "max(v['horizon'] for v in d['results'][0]['verdicts'] "
+  f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "max(v['horizon'] for v in probe()['verdicts'] "
   "if v['kind'] == 'random')")
 q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {:,} (p = {:.2g}), the\nfarthest the input allows: the '
   'benefit past L_tr is {:.2f} of the one at d = {}.', f"{CELL.format('text', 16, 32)}['benefit']", "32",
@@ -1379,7 +1387,7 @@ q("halve RoPE's perplexity ratio at 16 L_tr ({:.3f} against {:.3f})",
   "ppl('rope-rand4096-s0', 16) / ppl('rope-rand4096-s0', 1)", "ppl('rope-s0', 16) / ppl('rope-s0', 1)")
 q('RoPE with\n  randomized positions ({:.3f}) keeps', "ppl('rope-rand4096-s0', 16) / ppl('rope-rand4096-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_rope-rand4096.json')
-ROPE = "next(c for c in J('results/recall/tiny_rope.json')['results'][0]['cells'] if c['kind'] == {!r} and " \
+ROPE = "next(c for c in probe(of=J('results/recall/tiny_rope.json'))['cells'] if c['kind'] == {!r} and " \
     "c['mult'] == {} and c['d'] == {})"
 q('At\n{:g} L_tr it recalls text less than RoPE ({:.3f} nats/token at d = {} against {:.3f}) and random tokens about '
   'as much\n({:.3f} at d = {}). At {:g} L_tr nothing next to the span is significant (text {:.3f} at d = {}, p = '
@@ -1393,9 +1401,10 @@ q('At\n{:g} L_tr it recalls text less than RoPE ({:.3f} nats/token at d = {} aga
   f"{VERDICT.format('text', 16)}['horizon'] if {VERDICT.format('random', 16)}['horizon'] == 0 else None",
   f"{CELL.format('text', 16, 2048)}['p']")
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
-PROBES = "[J(f'results/recall/tiny_{pe}.json')['results'][0]['seconds'] / 60 for pe in ('alibi', 'rope', 'sandwich', " \
-    "'kerple_log', 'sinusoidal', 't5', 'none', 'kerple_power', 'sandwich_smoothed', 'fire', 'fox', 'cope', 'xpos', " \
-    "'rope-ssmax', 'rope-rand4096')]"
+# every seed's probe
+PROBES = "[r['seconds'] / 60 for pe in ('alibi', 'rope', 'sandwich', 'kerple_log', 'sinusoidal', 't5', 'none', " \
+    "'kerple_power', 'sandwich_smoothed', 'fire', 'fox', 'cope', 'xpos', 'rope-ssmax', 'rope-rand4096') " \
+    "for r in J(f'results/recall/tiny_{pe}.json')['results']]"
 q('a probe took {:.0f} to {:.0f} CPU-minutes a seed', f'min({PROBES})', f'max({PROBES})')
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
 q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
@@ -1407,7 +1416,7 @@ q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('- KERPLE-power is flat ({:.3f}) and recalls nothing past L_tr (d = {})',
   "ppl('kerple_power-s0', 16) / ppl('kerple_power-s0', 1)",
-  "max(v['horizon'] for v in J('results/recall/tiny_kerple_power.json')['results'][0]['verdicts'])")
+  "max(v['horizon'] for v in probe(of=J('results/recall/tiny_kerple_power.json'))['verdicts'])")
 q('{:.3f} times its 1x. [tiny_kerple_power.md]', "ppl('kerple_power-s0', 16) / ppl('kerple_power-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_sandwich_smoothed.json')
 q('at {:g} L_tr text {:.3f} nats/token at d = {} and {:.4f} at d = {:,} (p = {:.2g}), and past L_tr {:.2f} of\nits '
@@ -1421,11 +1430,11 @@ q("protocol\n(N = {}, [thesis](../thesis/README.md)) and says so under its table
   "times its\n1x", "d['protocols']['last_token']['n_drawn']",
   "thesis_cell('t4_3', 'sandwich_smoothed', 16)['ppl']['0'] / thesis_cell('t4_3', 'sandwich_smoothed', 1)['ppl']['0']")
 q = at('results/recall/README.md', 'results/recall/smollm2_plain.json')
-SC = "next(c for c in d['results'][0]['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+SC = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
 q('s = {} tokens, n = {} spans a cell, d = {}, {}, {:,} and L_ex - s; L_tr = {:,}', "d['settings']['span']",
-  "d['settings']['n']", *[f"{SC.format('text', 0.5, x)}['d']" for x in (64, 256, 1024)], "d['results'][0]['L_tr']")
+  "d['settings']['n']", *[f"{SC.format('text', 0.5, x)}['d']" for x in (64, 256, 1024)], "probe()['L_tr']")
 q('partial:\n{:g} and {:g} L_tr done, the vanilla model only;',
-  *[f"{m} if all(c['benefit'] is not None for c in d['results'][0]['cells'] if c['mult'] == {m}) else None"
+  *[f"{m} if all(c['benefit'] is not None for c in probe()['cells'] if c['mult'] == {m}) else None"
     for m in (0.25, 0.5)])
 q('At {:g} L_tr ({:,} tokens) the text benefit is {:.3f}\nnats/token at d = {} and {:.3f} at d = {:,} (p = {:.2g}); '
   'a repeat of random tokens costs {:.3f} nats/token at\nd = {:,} against {:.3f} in the control, a benefit of {:.3f}',
@@ -1436,26 +1445,26 @@ q('At {:g} L_tr ({:,} tokens) the text benefit is {:.3f}\nnats/token at d = {} a
 q('At {:g} L_tr\nthe text benefit is {:.3f} at d = {} and {:.3f} at d = {:,}.', "0.25",
   f"{SC.format('text', 0.25, 64)}['benefit']", "64", f"{SC.format('text', 0.25, 1984)}['benefit']", "1984")
 q = at('results/recall/README.md', 'results/recall/tiny_fox.json')
-FOX_H = ("{0} if len({{v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'text'}}) == 1 else None"
+FOX_H = ("{0} if len({{v['horizon'] for v in probe()['verdicts'] if v['kind'] == 'text'}}) == 1 else None"
          ).format(f"{VERDICT.format('text', 16)}['horizon']")
 q('every length: text {:.3f} nats/token at d = {} at {:g} L_tr, and at {:g} L_tr {:.3f} at d = {} and {:.3f} at '
   'd = {}\n(p = {:.2g}), the horizon at 1, 4 and 16 L_tr; from d = {} on no cell at {:g} L_tr reaches {:g}.',
   f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "16", f"{CELL.format('text', 16, 32)}['benefit']", "32",
   f"{CELL.format('text', 16, 128)}['benefit']", FOX_H, f"{CELL.format('text', 16, 128)}['p']", "256", "16",
-  "0.001 if max(c['benefit'] for c in d['results'][0]['cells'] if c['kind'] == 'text' and c['mult'] == 16 and "
+  "0.001 if max(c['benefit'] for c in probe()['cells'] if c['kind'] == 'text' and c['mult'] == 16 and "
   "c['d'] >= 256) < 0.001 else None")
 q('Random tokens:\n{:.3f} at d = {} at {:g} L_tr, and nothing at {:g} or {:g} L_tr.',
   f"{CELL.format('random', 1, 64)}['benefit']",
-  f"next(v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'random' and v['mult'] == 1)", "1",
+  f"next(v['horizon'] for v in probe()['verdicts'] if v['kind'] == 'random' and v['mult'] == 1)", "1",
   *[f"{m} if {VERDICT.format('random', m)}['horizon'] == 0 else None" for m in (4, 16)])
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('Its perplexity at 16 L_tr is {:.3f} times its 1x', "ppl('fox-s0', 16) / ppl('fox-s0', 1)")
 q('- FoX is flat ({:.3f}) and recalls nothing past d = {}, of either kind, at any length',
   "ppl('fox-s0', 16) / ppl('fox-s0', 1)",
-  "max(v['horizon'] for v in J('results/recall/tiny_fox.json')['results'][0]['verdicts'])")
+  "max(v['horizon'] for v in probe(of=J('results/recall/tiny_fox.json'))['verdicts'])")
 q = at('results/recall/README.md', 'results/erf/erf.json')
 q('Its\n  recall horizon ({} tokens) and its ERF ({:.2f} L_tr) agree',
-  "next(v['horizon'] for v in J('results/recall/tiny_fox.json')['results'][0]['verdicts'] if v['kind'] == 'text' "
+  "next(v['horizon'] for v in probe(of=J('results/recall/tiny_fox.json'))['verdicts'] if v['kind'] == 'text' "
   "and v['mult'] == 16)", "by_ckpt('fox-s0')['erf'] / by_ckpt('fox-s0')['L_tr']")
 VA = ("next(c for r in d['results'] if r['variant'] == {!r} for c in r['cells'] if c['kind'] == 'text' and "
       "c['mult'] == 16 and c['d'] == {})")
@@ -1463,16 +1472,17 @@ W, LM = 'windowed@L_tr', 'LM-Inf(n_start=10)'
 q = at('results/recall/README.md', 'results/recall/tiny_alibi_variants.json')
 q('- ALiBi windowed: {:.3f} nats/token at d = {} (vanilla: {:.3f}), {:.3f} at d = {} and {:.4f} at d = {} (p = {:g})',
   f"{VA.format(W, 32)}['benefit']", "32",
-  "next(c for c in " + ALIBI.format("J('results/recall/tiny_alibi.json')['results']", 0) + "['cells'] if "
-  "c['kind'] == 'text' and c['mult'] == 16 and c['d'] == 32)['benefit']",
+  "next(c for c in probe(of=J('results/recall/tiny_alibi.json'))['cells'] if c['kind'] == 'text' and "
+  "c['mult'] == 16 and c['d'] == 32)['benefit']",
   f"{VA.format(W, 256)}['benefit']", "256", f"{VA.format(W, 512)}['benefit']", "512", f"{VA.format(W, 512)}['p']")
 q('for {:.3f} at d = {:,}, where the earlier copy starts inside the {} tokens it keeps',
   f"{VA.format(LM, 4064)}['benefit']", "4064", "10")
 q = at('results/recall/README.md', 'results/recall/tiny_rope_variants.json')
 q('- RoPE windowed: {:.3f} at d = {}, what it recalls at {:g} L_tr ({:.3f}), against {:.3f} without the window',
   f"{VA.format(W, 32)}['benefit']", "32", "1",
-  "next(c for c in d['results'][0]['cells'] if c['kind'] == 'text' and c['mult'] == 1 and c['d'] == 32)['benefit']",
-  "next(c for c in J('results/recall/tiny_rope.json')['results'][0]['cells'] if c['kind'] == 'text' and "
+  "next(c for c in probe(variant='windowed@L_tr')['cells'] if c['kind'] == 'text' and c['mult'] == 1 and "
+  "c['d'] == 32)['benefit']",
+  "next(c for c in probe(of=J('results/recall/tiny_rope.json'))['cells'] if c['kind'] == 'text' and "
   "c['mult'] == 16 and c['d'] == 32)['benefit']")
 q('LM-Infinite: {:.3f} at d = {}, none past d = {} but for its kept first tokens ({:.3f} at d = {:,}).',
   f"{VA.format(LM, 32)}['benefit']", "32", "256", f"{VA.format(LM, 4064)}['benefit']", "4064")
@@ -1484,7 +1494,7 @@ q = at('README.md', 'results/recall/tiny_kerple_log.json')
 q('KERPLE-log {:.3f} at {:,} (p = {:.0e}) | ', f"{CELL.format('text', 16, 4064)}['benefit']", "4064",
   f"{CELL.format('text', 16, 4064)}['p']")
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log_variants.json')
-KLJ = CELL.replace("d['results']", "J('results/recall/tiny_kerple_log.json')['results']")
+KLJ = CELL.replace("probe()", "probe(of=J('results/recall/tiny_kerple_log.json'))")
 q('- KERPLE-log windowed: {:.3f} at d = {} (vanilla: {:.3f}), none past d = {}; LM-Infinite: the same, '
   'but for {:.3f} at\n  d = {:,}.', f"{VA.format(W, 32)}['benefit']", "32", f"{KLJ.format('text', 16, 32)}['benefit']",
   "256",
@@ -1544,8 +1554,8 @@ q('at {:g} L_tr {:.3f} nats/token at d = {} for\ntext and {:.3f} at d = {} for r
 q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {} (p = {:.2g}), and random tokens are recalled at no\n'
   'distance.', f"{CELL.format('text', 16, 32)}['benefit']", "32", f"{CELL.format('text', 16, 512)}['benefit']", "512",
   f"{CELL.format('text', 16, 512)}['p']")
-q('Its horizon of {} and', "next(v for v in d['results'][0]['verdicts'] if v['kind'] == 'text' and v['mult'] == 16)"
-  "['horizon'] if all(v['horizon'] == 0 for v in d['results'][0]['verdicts'] if v['kind'] == 'random' "
+q('Its horizon of {} and', "next(v for v in probe()['verdicts'] if v['kind'] == 'text' and v['mult'] == 16)"
+  "['horizon'] if all(v['horizon'] == 0 for v in probe()['verdicts'] if v['kind'] == 'random' "
   "and v['mult'] > 1) else None")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('where its perplexity is {:.3f} times its\n1x', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)")
@@ -1555,7 +1565,7 @@ q('its perplexity explodes ({:.3f} for seed {})', "ppl('sinusoidal-s0', 16) / pp
 q = at('results/recall/README.md', 'results/recall/tiny_none.json')
 q('even at {:g} L_tr: {:.3f}\nnats/token at d = {} for text, and a horizon of {} for random tokens at every length.',
   "1", f"{CELL.format('text', 1, 32)}['benefit']", "32",
-  "max(v['horizon'] for v in d['results'][0]['verdicts'] if v['kind'] == 'random')")
+  "max(v['horizon'] for v in probe()['verdicts'] if v['kind'] == 'random')")
 q('At {:g} L_tr, where its\nperplexity is', "16")
 q('text still shows {:.3f} at d = {:,} (p = {:.2g}), the horizon.', f"{CELL.format('text', 16, 1024)}['benefit']",
   f"{VERDICT.format('text', 16)}['horizon']", f"{CELL.format('text', 16, 1024)}['p']")
