@@ -413,7 +413,10 @@ def main(cfg):
             if why:
                 print(f"{r.name:>18} {label:>16}: skipped ({why})")
                 continue
-            head = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label)
+            # each layer's own window (0: none), so that the page can state the reach without the checkpoint
+            windows = [r.model.config.layer(i)[0] for i in range(r.model.config.n_layer)]
+            head = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label,
+                        windows=windows)
             write = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
                 payload(probe, settings, so_far(out + [dict(head, cells=cells)], prev)), partial=True), say=False)
             with Meter() as meter:

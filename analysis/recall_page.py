@@ -198,14 +198,17 @@ def model_args(command, ckpt):
 
 
 def reach(e):
-    """How far back information can move: n_layer x the window (the model's own or the variant's, the smaller),
-    math.inf with neither; None where the checkpoint is not here to say. Past reach + s the benefit is exactly 0
-    (tests/test_recall.py)."""
-    args = model_args(e['command'], e['runs'][0]['ckpt']) if e['runs'] else None
-    if args is None:
-        return None
-    ws = [w for w in (args.get('window') or 0, variant_window(e['variant'], e['L_tr'])) if w]
-    return args['n_layer'] * min(ws) if ws else math.inf
+    """How far back information can move: the sum over layers of each layer's window, its own or the variant's (the
+    smaller), math.inf where a layer has neither; None where neither the probe's rows (`windows`: each layer's own,
+    0 for none) nor the checkpoint here say. Past reach + s the benefit is exactly 0 (tests/test_recall.py)."""
+    windows = next((o['windows'] for o in e['runs'] if 'windows' in o), None)
+    if windows is None:
+        args = model_args(e['command'], e['runs'][0]['ckpt']) if e['runs'] else None
+        if args is None:
+            return None
+        windows = [args.get('window') or 0] * args['n_layer']
+    cut = variant_window(e['variant'], e['L_tr'])
+    return sum(min(w for w in (own, cut) if w) if own or cut else math.inf for own in windows)
 
 
 # ---------------------------------------------------------------- the page

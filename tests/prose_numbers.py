@@ -1276,6 +1276,12 @@ q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and ra
   'p = {:.2g}), at no d past it.', "16", f"{SW.format('text', 32)}['benefit']", "32",
   f"{SW.format('text', 1024)}['benefit']", "1024", "32", f"{SW.format('random', 32)}['benefit']",
   f"{SW.format('random', 32)}['p']")
+SW1, V1 = SW.replace('probe()', 'probe(seed=1)'), VERDICT.replace('probe()', 'probe(seed=1)')
+q('Seed 1 reads text as far ({:.4f} at d = {:,}, its horizon {:,}) and random\n  tokens at no d, not even '
+  'd = {} ({:.3f}, p = {:.2g}).', f"{SW1.format('text', 1024)}['benefit']", "1024",
+  f"{V1.format('text', 16)}['horizon']",
+  f"32 if all(v['horizon'] == 0 for v in probe(seed=1)['verdicts'] if v['kind'] == 'random') else None",
+  f"{SW1.format('random', 32)}['benefit']", f"{SW1.format('random', 32)}['p']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) / ppl('sandwich', 1)",
   "grp(group='sandwich', mult=16)['n']")

@@ -287,6 +287,7 @@ def test_main_writes_what_an_independent_scorer_rebuilds(tmp_path, capsys):
         [r['variant'] for r in rows]
     assert sorted(data['fillers']) == ['16', '32'] and len(data['spans']['text']) == 4
     model = helpers.tiny('alibi', strong=True)
+    assert all(r['windows'] == [0] * model.config.n_layer for r in data['results'])  # no window of its own
     for row in data['results'][:2]:
         assert {(c['kind'], c['L_ex']) for c in row['cells']} == {(k, L) for k in KINDS for L in (16, 32)}
         for cell in row['cells']:

@@ -3,6 +3,7 @@ of a tiny ALiBi (plain and windowed), its losses replaced by designed ones (text
 only up to d = 8), beside perplexity and ERF JSONs in the shapes of results/ppl/ppl_last_token.json and
 results/erf/erf.json; every cell of both tables against values worked out here with scipy alone."""
 import json
+import math
 import numpy as np
 import pytest
 import torch
@@ -247,6 +248,17 @@ def test_the_rule_in_one_place():
     assert rp.variant_window('windowed@512', 256) == 512 and rp.reach(dict(  # no checkpoint here: not known
         command='python -m analysis.recall --ckpt=nowhere/alibi-s0', runs=[dict(ckpt='alibi-s0')], variant='vanilla',
         L_tr=16)) is None
+
+
+def test_the_reach_from_the_windows_a_probe_recorded():
+    """Without the checkpoint: each layer passes information at most its window back (its own or the variant's, the
+    smaller), so the reach is their sum; a layer with neither lets it through from anywhere."""
+    def reach(windows, variant):
+        return rp.reach(dict(command='python -m analysis.recall --ckpt=nowhere/x-s0', variant=variant, L_tr=16,
+                             runs=[dict(ckpt='x-s0', windows=windows)]))
+    assert reach([0, 0, 0], 'vanilla') == math.inf and reach([0, 0, 0], 'windowed@L_tr') == 3 * 16
+    assert reach([8, 0], 'vanilla') == math.inf and reach([8, 0], 'windowed@L_tr') == 8 + 16
+    assert reach([8, 32], 'windowed@L_tr') == 8 + 16 and reach([8, 32], 'stream(S=4,W=4)') == 4 + 4
 
 
 def test_the_page_is_a_step_after_the_tiny_probes():
