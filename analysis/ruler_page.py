@@ -15,6 +15,8 @@ sample, the method's score minus the plain model's, over the tasks both have fin
 difference x 100, and an exact two-sided sign test on the non-zero differences (for exact-match scores that is
 McNemar's exact test; scipy.stats.binomtest). Perplexity: extrapolate.py's JSONs, matched by run name (ckpt, variant)
 and length; the first file holding a row wins, and the page names a later file whose settings differ.
+Last, what the grid has cost so far, per model and length (every sample run, cells still running too): the samples'
+own CPU seconds, summed and averaged, from which the rest of the grid can be sized.
 Writes <out_dir>/<name>.json, .md and .png.
 """
 import os
@@ -36,20 +38,50 @@ DEFAULTS = dict(
 NEED = ('ckpt', 'variant', 'task', 'mult', 'L_ex', 'score', 'samples')
 
 
-def read_cells(paths):
-    """({(ckpt, variant, task, mult): row} of the finished cells, the files not there yet, {file: the BOS id its
-    prompts began with (its settings.bos; None: none)})."""
-    cells, missing, bos = {}, [], {}
-    for path in paths:
-        if not os.path.exists(path):
-            missing.append(path)
-            continue
-        data = read_json(path, 'inputs')
+def read_files(paths):
+    """({file: its JSON} of the files there, the files not there yet)."""
+    there = {p: read_json(p, 'inputs') for p in paths if os.path.exists(p)}
+    return there, [p for p in paths if p not in there]
+
+
+def model_of(ckpt):
+    """The model a run is of: smollm2+yarn2 is SmolLM2 under YaRN, gemma3@global Gemma 3 changed on its global
+    layers."""
+    return re.split('[+@]', ckpt)[0]
+
+
+def read_cells(files):
+    """({(ckpt, variant, task, mult): row} of the finished cells, {file: the BOS id its prompts began with (its
+    settings.bos; None: none)})."""
+    cells, bos = {}, {}
+    for path, data in files.items():
         for r in rows_of(path, data, 'inputs', NEED):
             if not r.get('partial') and r['score'] is not None:
                 cells.setdefault((r['ckpt'], r['variant'], r['task'], r['mult']), dict(r, source=path))
         bos[path] = (data.get('settings') or {}).get('bos')
-    return cells, missing, bos
+    return cells, bos
+
+
+def costs(files):
+    """What the grid has cost so far, per model and length, cells still running included: the samples, their CPU-hours
+    and mean CPU-seconds (each sample's own cpu_seconds, as analysis.ruler measured it), every method together."""
+    spent = {}
+    for path, data in files.items():
+        for r in rows_of(path, data, 'inputs', NEED):
+            x = spent.setdefault((model_of(r['ckpt']), r['mult']), dict(L_ex=r['L_ex'], cpu=[]))
+            x['cpu'] += [s['cpu_seconds'] for s in r['samples'] if s.get('cpu_seconds') is not None]
+    return [dict(model=m, mult=mult, L_ex=x['L_ex'], samples=len(x['cpu']), cpu_hours=sum(x['cpu']) / 3600,
+                 cpu_seconds_per_sample=float(np.mean(x['cpu'])))
+            for (m, mult), x in sorted(spent.items()) if x['cpu']]
+
+
+def cost_table(spent):
+    """The costs above as a markdown table, and their sum."""
+    lines = [[c['model'], f"{c['mult']:g} ({c['L_ex']:,})", c['samples'], f"{c['cpu_hours']:.1f}",
+              f"{c['cpu_seconds_per_sample']:.1f}"] for c in spent]
+    heads = ['model', 'L_ex / L_tr (tokens)', 'samples', 'CPU-hours', 'CPU-s a sample']
+    return (f"### What it has cost so far\n\n{md_table(heads, lines)}\nIn all {sum(c['samples'] for c in spent):,} "
+            f"samples, {sum(c['cpu_hours'] for c in spent):.1f} CPU-hours.\n\n")
 
 
 def paired(mine, plain):
@@ -73,8 +105,7 @@ def page_rows(cells, ppl):
     out = []
     for ckpt, variant, mult in dict.fromkeys((k[0], k[1], k[3]) for k in cells):
         mine = {k[2]: r for k, r in cells.items() if (k[0], k[1], k[3]) == (ckpt, variant, mult)}
-        # the model a run is of: smollm2+yarn2 is SmolLM2 under YaRN, gemma3@global Gemma 3 changed on its global layers
-        first, model = next(iter(mine.values())), re.split('[+@]', ckpt)[0]
+        first, model = next(iter(mine.values())), model_of(ckpt)
         plain = {k[2]: r for k, r in cells.items() if (k[0], k[1], k[3]) == (model, 'vanilla', mult)}
         is_plain = (ckpt, variant) == (model, 'vanilla')
         p, scores = ppl.get((ckpt, variant, mult)), {t: r['score'] for t, r in mine.items()}
@@ -139,12 +170,13 @@ def figure(rows):
 def main(cfg):
     if not cfg['inputs']:
         raise ConfigError('inputs is empty; give analysis.ruler JSONs, e.g. --inputs=results/ruler/smollm2_plain.json')
-    cells, missing, bos = read_cells(cfg['inputs'])
+    files, missing = read_files(cfg['inputs'])
+    cells, bos = read_cells(files)
     if not cells:
         raise ConfigError(f"inputs: no finished cell in {', '.join(cfg['inputs'])}")
     ppl_files = expand(cfg['ppl'], 'ppl')
     ppl = lookup(ppl_files, 'ppl', ('ckpt', 'variant', 'mult'), 'ppl', lambda r: (r['ckpt'], r['variant'], r['mult']))
-    rows = page_rows(cells, ppl)
+    rows, spent = page_rows(cells, ppl), costs(files)
     used = {method_name(r): [] for r in rows}
     for r in rows:
         if r['ppl_source'] and r['ppl_source'] not in used[method_name(r)]:
@@ -154,11 +186,11 @@ def main(cfg):
     md = ("RULER's synthetic tasks (Hsieh et al. 2024) per model, method and length, `python -m analysis.ruler_page` "
           "(its docstring: cells finished so far, the paired test). A task's cell: RULER's metric x 100 (n); "
           f"against plain: the mean per-sample difference from the plain model on the same samples{scored}.\n\n"
-          + tables(rows) + ''.join(f'- {x}\n' for x in notes))
+          + tables(rows) + ''.join(f'- {x}\n' for x in notes) + '\n' + (cost_table(spent) if spent else ''))
     print(md)
     sources = dict(inputs=cfg['inputs'], missing=missing, ppl=[p for p, _ in ppl_files])
     write_outputs(cfg['out_dir'], cfg['name'], dict(sources=sources, settings=dict(bos=bos), notes=notes,
-                                                    results=rows), md, figure(rows))
+                                                    results=rows, costs=spent), md, figure(rows))
     return rows
 
 

@@ -1319,6 +1319,15 @@ q("Its answers to NIAH single 1 hold the needle's\ndigits out of order: '{}' for
   PRED.format('9944497'), "d['results'][0]['samples'][1]['outputs'][0]", PRED.format('8552656'),
   "d['results'][0]['samples'][10]['outputs'][0]")
 
+q = at('results/ruler/README.md', 'results/ruler/ruler.json')
+COST = "next(c for c in d['costs'] if c['model'] == 'smollm2' and c['mult'] == {})"
+q('A\nSmolLM2 sample costs {:.1f} CPU-s at {:g} L_tr, {:.1f} at {:g}, {:.1f} at {:g} and {:.1f} at {:g} L_tr, so one '
+  "method's four\ntasks at {:g} L_tr ({} samples) take about {:.1f} CPU-hours; the grid has spent {:.1f} CPU-hours on "
+  '{} samples so far.',
+  *[x for m in (0.25, 0.5, 1, 2) for x in (f"{COST.format(m)}['cpu_seconds_per_sample']", f"{m}")],
+  "2", "4 * 20", f"4 * 20 * {COST.format(2)}['cpu_seconds_per_sample'] / 3600",
+  "sum(c['cpu_hours'] for c in d['costs'])", "sum(c['samples'] for c in d['costs'])")
+
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
 q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")

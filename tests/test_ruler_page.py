@@ -21,8 +21,9 @@ YARN = {('niah_single_1', 0.5): [1, 1, 1, 1, 1, 0], ('vt', 0.5): [0.2, 0.6, 0.4,
         ('niah_single_1', 1.0): [1, 1, 1, 1, 0, 1]}  # vt at 1 L_tr: not run yet
 
 
-def cell(ckpt, task, mult, scores, variant='vanilla', **more):
-    samples = [dict(index=i, score=s, pred='x', outputs=['x']) for i, s in enumerate(scores)]
+def cell(ckpt, task, mult, scores, variant='vanilla', cpu=None, **more):
+    samples = [dict(index=i, score=s, pred='x', outputs=['x'], **({} if cpu is None else dict(cpu_seconds=cpu[i])))
+               for i, s in enumerate(scores)]
     return dict(ckpt=ckpt, group=ckpt, variant=variant, task=task, mult=mult, L_tr=8192, L_ex=int(8192 * mult),
                 n=len(scores), score=100 * sum(scores) / len(scores), ci95=[0.0, 100.0], samples=samples, **more)
 
@@ -104,10 +105,38 @@ def test_the_first_file_wins_and_a_later_ppl_file_is_named(grid):
 def test_the_committed_smollm2_cells_average_as_analysis_ruler_wrote():
     path = os.path.join(ROOT, 'results', 'ruler', 'smollm2_plain.json')
     data = json.load(open(path))
-    rows = rpg.page_rows(rpg.read_cells([path])[0], {})
-    assert rpg.read_cells([path])[2] == {path: data['settings']['bos']}
+    cells, bos = rpg.read_cells(rpg.read_files([path])[0])
+    rows = rpg.page_rows(cells, {})
+    assert bos == {path: data['settings']['bos']}
     written = {a['mult']: a['score'] for a in data['averages'] if a['tasks'] == 4}
     assert written and {r['mult']: r['average'] for r in rows if r['complete']} == pytest.approx(written)
+
+
+def test_the_cost_counts_every_sample_run_so_far(tmp_path):
+    """Cells still running count, every method of a model together; a sample without its CPU time is not
+    counted."""
+    rows = [cell('m', 'vt', 0.5, [1, 0], cpu=[10.0, 30.0]), cell('m+yarn2', 'vt', 0.5, [1], cpu=[50.0], partial=True),
+            cell('m', 'niah_single_1', 1.0, [0], cpu=[7200.0]), cell('g', 'vt', 1.0, [0, 0])]
+    rpg.main(dict(rpg.DEFAULTS, inputs=[write(tmp_path / 'a.json', rows)], out_dir=str(tmp_path / 'out')))
+    saved = json.loads((tmp_path / 'out' / 'ruler.json').read_text())['costs']
+    assert saved == [dict(model='m', mult=0.5, L_ex=4096, samples=3, cpu_hours=pytest.approx(90 / 3600),
+                          cpu_seconds_per_sample=pytest.approx(30.0)),
+                     dict(model='m', mult=1.0, L_ex=8192, samples=1, cpu_hours=pytest.approx(2.0),
+                          cpu_seconds_per_sample=pytest.approx(7200.0))]
+    md = (tmp_path / 'out' / 'ruler.md').read_text()
+    assert '| m | 0.5 (4,096) | 3 | 0.0 | 30.0 |' in md and 'In all 4 samples, 2.0 CPU-hours.' in md
+
+
+def test_the_committed_cost_is_the_samples_own():
+    path = os.path.join(ROOT, 'results', 'ruler', 'smollm2_plain.json')
+    data = json.load(open(path))
+    by_hand = {}
+    for r in data['results']:
+        by_hand.setdefault(r['mult'], []).extend(s['cpu_seconds'] for s in r['samples'])
+    got = {c['mult']: c for c in rpg.costs(rpg.read_files([path])[0])}
+    assert set(got) == set(by_hand)
+    for mult, cpu in by_hand.items():
+        assert (got[mult]['samples'], got[mult]['cpu_hours']) == (len(cpu), pytest.approx(sum(cpu) / 3600))
 
 
 @pytest.mark.parametrize('change, match', [
