@@ -309,7 +309,7 @@ def verdict_table(rows, at):
 
 def figure(rows):
     """Per probed row: benefit against d (a colour per L_ex, text solid, random dashed; band: the 95% CI of the
-    seed-mean), L_tr dotted, the reach dashed; beside it, its perplexity against L_ex / L_tr."""
+    seed-mean), L_tr dotted, the reach dashed; beside it, its perplexity against L_ex / L_tr (ppl_panel)."""
     rows = [r for r in rows if r['recall']]
     per = max(1, min(3, len(rows)))
     n_rows = max(1, math.ceil(len(rows) / per))
@@ -343,16 +343,27 @@ def figure(rows):
 
 
 def ppl_panel(ax, p):
+    """The perplexity against L_ex / L_tr as a ratio to its 1x, on a log axis spanning at least 0.9 to the flat rule's
+    line: a flat curve then looks flat rather than a zoom into its fourth digit."""
     ax.axis('on')
-    if p['curve']:
-        ax.plot(list(p['curve']), list(p['curve'].values()), 'k.-', ms=3)
+    base = p['curve'].get(1.0)
+    if base:
+        ratios = [v / base for v in p['curve'].values()]
+        ax.plot(list(p['curve']), ratios, 'k.-', ms=3)
+        ax.axhline(PPL_FLAT, color='gray', ls='--', lw=0.8)
         ax.set_xscale('log', base=2)
+        ax.set_yscale('log')
+        low, high = min(0.9, min(ratios) / 1.05), max(PPL_FLAT * 1.1, max(ratios) * 1.05)
+        ax.set_ylim(low, high)
+        ax.yaxis.set_major_formatter(lambda y, _: f'{y:g}')
+        if high / low < 10:  # within a decade the minor ticks carry the labels
+            ax.yaxis.set_minor_formatter(lambda y, _: f'{y:g}')
         ax.axvline(1, color='k', ls=':', lw=1)
     else:
-        ax.text(0.5, 0.5, 'no ppl row', ha='center', va='center', fontsize=6, transform=ax.transAxes)
+        ax.text(0.5, 0.5, 'no ppl row at 1x', ha='center', va='center', fontsize=6, transform=ax.transAxes)
     ax.set_xlabel('L_ex / L_tr', fontsize=6)
-    ax.set_title('ppl', fontsize=7)
-    ax.tick_params(labelsize=5)
+    ax.set_title(f'ppl / ppl(1x) (dashed: {PPL_FLAT:g})', fontsize=7)
+    ax.tick_params(labelsize=5, which='both')
 
 
 def markdown(cfg, rows, notes, partial):

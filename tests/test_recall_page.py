@@ -160,7 +160,9 @@ def test_the_json_and_figure(files, monkeypatch):
     assert lines['random 1x'].get_linestyle() == '--' and lines['text 1x'].get_linestyle() == '-'
     assert any(list(line.get_xdata()) == [L_TR, L_TR] and line.get_linestyle() == ':' for line in ax.get_lines())
     (curve,) = [line for line in side.get_lines() if len(line.get_xdata()) == 2 and line.get_marker() == '.']
-    assert list(curve.get_ydata()) == [10.0, 11.25] and side.get_xlabel() == 'L_ex / L_tr'
+    assert list(curve.get_ydata()) == [1.0, 1.125] and side.get_xlabel() == 'L_ex / L_tr'  # 10 and 11.25, over 1x's
+    assert any(list(line.get_ydata()) == [rp.PPL_FLAT] * 2 for line in side.get_lines())  # the flat rule's line
+    assert side.get_ylim()[0] <= 0.9 and side.get_ylim()[1] >= rp.PPL_FLAT  # a flat curve is drawn flat
 
 
 def test_a_partial_input_makes_a_partial_page(files, tmp_path):
