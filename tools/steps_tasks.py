@@ -11,13 +11,14 @@ says what a step is):
            template against RULER's base template), then NIAH single 1-3 and variable tracking for every method at
            every length, then the other tasks
 
-Costs were measured on this 2-core machine with other work beside (analysis.recall: ~10 CPU-minutes a tiny checkpoint
+Costs were measured on this 2-core machine with other work beside (analysis.recall: 6-40 CPU-minutes a tiny checkpoint
 at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr and 80-100 at 1 L_tr, where a variant runs
 3.9M tokens over the four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2, a sample
-of each of NIAH single 1-3 and variable tracking: 37 CPU-s at 0.25 L_tr, 106 at 0.5, 295 at 1 L_tr). The pretrained
-ones are estimates from those rates (from one length to twice it, three times the cost, as from 0.5 to 1 L_tr;
-Gemma 3, twice SmolLM2's size, at a third of its rates): far more than two cores give, so the pretrained rows are
-partial. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
+of each of NIAH single 1-3 and variable tracking: 37 CPU-s at 0.25 L_tr, 106 at 0.5, 295 at 1 L_tr, and NIAH single 1
+alone 347 at 2 L_tr, six times its 58 at 1 L_tr). The pretrained ones are estimates from those rates (from one length
+to twice it three times the cost, as from 0.5 to 1 L_tr, and six times past 8,192 tokens on SmolLM2, whose every layer
+is global; Gemma 3, twice SmolLM2's size, at a third of its rates): far more than two cores give, so the pretrained
+rows are partial. Every step keeps its JSON's rows (--reuse), so a stopped part goes on where it stopped.
 """
 import functools
 import os
@@ -99,7 +100,7 @@ def ruler():
                ('gemma3', 'yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2'),
                ('gemma3', 'lminf', '--no_vanilla=True --lm_infinite=True'),
                ('gemma3', 'windowed', '--no_vanilla=True --windowed=True --windowed_at=512'))
-    costs = {('smollm2', ''): '8 h', ('smollm2', '_rest'): '14 h',  # the module docstring says from what
+    costs = {('smollm2', ''): '12 h', ('smollm2', '_rest'): '21 h',  # the module docstring says from what
              ('gemma3', ''): '200 h', ('gemma3', '_rest'): '350 h'}
     for tasks, stem in ((first, ''), (rest, '_rest')):
         for model, name, opts in methods:
