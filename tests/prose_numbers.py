@@ -203,9 +203,10 @@ q('Last token, N = {}: KERPLE-log {:ppl} → {:ppl} at {:g}x (p = {:.3g}), Sandw
 
 q = at('README.md', 'results/ppl/rope_extension.json')
 q('; {} fine-tuning steps bring both flat', "row(ckpt='rope-pift-s0', mult=1)['iters']")
-q('at {:g}x untuned: PI {:ppl}, YaRN {:ppl}, dynamic NTK {:ppl}, RoPE {:ppl}; fine-tuned: PI {:ppl}, YaRN {:ppl} | '
-  'last {} of {}; {} seeds', "4", "ppl('rope+pi4', 4)", "ppl('rope+yarn4', 4)", "ppl('rope+dynamic4', 4)",
-  "ppl('rope', 4)", "ppl('rope-pift', 4)", "ppl('rope-yarnft', 4)", "d['settings']['last_k']", "d['settings']['n']",
+q('at {:g}x untuned: PI {:ppl}, YaRN {:ppl}, dynamic NTK {:ppl}, RoPE {:ppl}; fine-tuned: PI {:ppl}, YaRN {:ppl}. ',
+  "4", "ppl('rope+pi4', 4)", "ppl('rope+yarn4', 4)", "ppl('rope+dynamic4', 4)", "ppl('rope', 4)",
+  "ppl('rope-pift', 4)", "ppl('rope-yarnft', 4)")
+q('| last {} of {}; {} seeds; RULER:', "d['settings']['last_k']", "d['settings']['n']",
   "grp(group='rope', mult=4)['n']")
 
 q = at('README.md', 'results/stream/stream.json')
@@ -1327,6 +1328,15 @@ q('A\nSmolLM2 sample costs {:.1f} CPU-s at {:g} L_tr, {:.1f} at {:g}, {:.1f} at 
   *[x for m in (0.25, 0.5, 1, 2) for x in (f"{COST.format(m)}['cpu_seconds_per_sample']", f"{m}")],
   "2", "4 * 20", f"4 * 20 * {COST.format(2)}['cpu_seconds_per_sample'] / 3600",
   "sum(c['cpu_hours'] for c in d['costs'])", "sum(c['samples'] for c in d['costs'])")
+
+# README's RULER finding (#73), in the YaRN row
+q = at('README.md', 'results/ruler/ruler.json')
+q('SmolLM2 inside L_tr: YaRN (s = {}) retrieves more than RoPE at a worse perplexity; untuned PI retrieves nothing',
+  "2 if " + Y + "['ppl'] > " + P + "['ppl'] and " + Y + "['average'] > " + P + "['average'] else None")
+q("RULER's average at {:g} L_tr {:.1f} against {:.1f} (p = {:.2g}), perplexity {:.3f} against {:.3f}; PI {:.1f} |",
+  "0.25", f"{Y}['average']", f"{P}['average']", f"{Y}['vs_plain']['p']", f"{Y}['ppl']", f"{P}['ppl']",
+  f"{PI}['average'] if {PI5}['average'] == {PI}['average'] else None")
+q('RULER: {} tasks x {} samples; paired sign test', f"len({Y}['scores'])", f"{Y}['n']['niah_single_1']")
 
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
