@@ -1352,6 +1352,13 @@ q('At {:g} L_tr the text benefit is {:.3f} at d = {},\n{:.3f} at d = {:,} and {:
   f"{CELL.format('text', 16, 4064)}['benefit']", "4064",
   f"{CELL.format('text', 16, 4064)}['p']", f"{CELL.format('random', 16, 32)}['benefit']",
   f"{CELL.format('random', 16, 1024)}['benefit']", f"{CELL.format('random', 16, 4064)}['benefit']")
+C1 = CELL.replace('probe()', 'probe(seed=1)')  # V1: seed 1's verdicts, above
+q('Seed 1 reads the whole input too, less of it: at {:g} L_tr text {:.3f} at d = {:,}\n(p = {:.2g}) and random tokens '
+  '{:.3f}, its benefit past L_tr {:.2f} of the benefit at d = {} (text).', "16",
+  f"{C1.format('text', 16, 4064)}['benefit']", f"{V1.format('text', 16)}['horizon'] if "
+  f"{V1.format('random', 16)}['horizon'] == {V1.format('text', 16)}['horizon'] == 4096 - 32 else None",
+  f"{C1.format('text', 16, 4064)}['p']", f"{C1.format('random', 16, 4064)}['benefit']",
+  f"{V1.format('text', 16)}['share_beyond_L_tr']", "32")
 q('The horizon is the whole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {}',
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
 q('at 16 L_tr {:.3f} nats/token at d = {:,} (p = {:.0e}), {:.2f} of its benefit at d = {}.',
@@ -1361,7 +1368,7 @@ q('length costs it is recall next to the span ({:.3f} at 1x, {:.3f} at 16x)',
   f"{CELL.format('text', 1, 32)}['benefit']", f"{CELL.format('text', 16, 32)}['benefit']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
-q("- KERPLE-log is flat ({:.3f} for the probed seed {};", "ppl('kerple_log-s0', 16) / ppl('kerple_log-s0', 1)", "0")
+q("- KERPLE-log is flat ({:.3f} for seed {};", "ppl('kerple_log-s0', 16) / ppl('kerple_log-s0', 1)", "0")
 q = at('results/recall/README.md', 'results/recall/tiny_fire.json')
 q('all: {:.3f} nats/token at d = {} at {:g} L_tr, and a horizon of {} for random tokens at every length.',
   f"{CELL.format('text', 1, 32)}['benefit']", "32", "1", "max(v['horizon'] for v in probe()['verdicts'] "
