@@ -1572,12 +1572,17 @@ q('At {:g} L_tr the text benefit is {:.3f} at d = {}, {:.3f} at\nd = {:,} and {:
 q('The horizon is the\nwhole input for both rows, and the benefit past L_tr is {:.2f} of the benefit at d = {} (text).',
   f"{VERDICT.format('text', 16)}['share_beyond_L_tr'] if {VERDICT.format('text', 16)}['horizon'] == "
   f"{VERDICT.format('random', 16)}['horizon'] == 4096 - 32 else None", "32")
+q('Seed 1 has the same shape, smaller: at {:g} L_tr text {:.3f} at d = {}, {:.3f} at d = {:,} and {:.3f} at d = {:,}\n'
+  '(p = {:.0e}), the whole input for both rows.', "16", f"{C1.format('text', 16, 32)}['benefit']", "32",
+  f"{C1.format('text', 16, 1024)}['benefit']", "1024", f"{C1.format('text', 16, 4064)}['benefit']",
+  f"{V1.format('text', 16)}['horizon'] if {V1.format('random', 16)}['horizon'] == {V1.format('text', 16)}['horizon'] "
+  "== 4096 - 32 else None", f"{C1.format('text', 16, 4064)}['p']")
 q('reads the whole input ({:.3f} nats/token at d = {:,} at {:g} L_tr)', f"{CELL.format('text', 16, 4064)}['benefit']",
   "4064", "16")
 q('what it loses with length is not the far context but the near one ({:.3f} at d = {} at 1x, {:.3f} at 16x)',
   f"{CELL.format('text', 1, 32)}['benefit']", "32", f"{CELL.format('text', 16, 32)}['benefit']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
-q('- T5 is not flat ({:.3f} for the probed seed {})', "ppl('t5-s0', 16) / ppl('t5-s0', 1)", "0")
+q('- T5 is not flat ({:.3f} for seed {})', "ppl('t5-s0', 16) / ppl('t5-s0', 1)", "0")
 
 # results/recall (#72): sinusoidal
 q = at('results/recall/README.md', 'results/recall/tiny_sinusoidal.json')
