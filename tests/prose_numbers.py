@@ -1292,8 +1292,16 @@ q = at('results/ruler/README.md', 'results/ruler/ruler.json')
 RP = "next(r for r in d['results'] if r['ckpt'] == {!r} and r['mult'] == {})"
 Y, P = RP.format('smollm2+yarn2', 0.25), RP.format('smollm2', 0.25)
 Y5, P5 = RP.format('smollm2+yarn2', 0.5), RP.format('smollm2', 0.5)
-q('partial: {:g} and {:g} L_tr done, n = {} a task', f"0.25 if {Y}['complete'] else None",
-  f"0.5 if {Y5}['complete'] else None", f"{Y}['n']['niah_single_1']")
+Y1, P1 = RP.format('smollm2+yarn2', 1.0), RP.format('smollm2', 1.0)
+q('partial: {:g}, {:g} and {:g} L_tr done, n = {} a task', f"0.25 if {Y}['complete'] else None",
+  f"0.5 if {Y5}['complete'] else None", f"1 if {Y1}['complete'] else None", f"{Y}['n']['niah_single_1']")
+q('- at {:g} L_tr, {:.1f} against {:.1f} (+{:.1f}; {} better, {} worse, p = {:.2g}: not significant), at {:.3f} '
+  'against {:.3f}: NIAH\n  single 1 falls to {:.1f} (plain: {:.1f}) while single 2 and 3 rise to {:.1f} and {:.1f} '
+  '({:.1f} and {:.1f});', "1", f"{Y1}['average']", f"{P1}['average']", f"{Y1}['vs_plain']['diff']",
+  f"{Y1}['vs_plain']['wins']", f"{Y1}['vs_plain']['losses']",
+  f"{Y1}['vs_plain']['p'] if {Y1}['vs_plain']['p'] > 0.05 else None", f"{Y1}['ppl']", f"{P1}['ppl']",
+  f"{Y1}['scores']['niah_single_1']", f"{P1}['scores']['niah_single_1']",
+  *[f"{R}['scores'][{t!r}]" for R in (Y1, P1) for t in ('niah_single_2', 'niah_single_3')])
 q("at {:g} L_tr RULER's average is {:.1f} against {:.1f} (+{:.1f} a sample; {} samples better, {} worse of {}, sign "
   "test\n  p = {:.2g}), at a perplexity of {:.3f} against {:.3f};", "0.25", f"{Y}['average']", f"{P}['average']",
   f"{Y}['vs_plain']['diff']", f"{Y}['vs_plain']['wins']", f"{Y}['vs_plain']['losses']", f"{Y}['vs_plain']['pairs']",
@@ -1436,7 +1444,7 @@ q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
 # every seed's probe
 PROBES = "[r['seconds'] / 60 for pe in ('alibi', 'rope', 'sandwich', 'kerple_log', 'sinusoidal', 't5', 'none', " \
     "'kerple_power', 'sandwich_smoothed', 'fire', 'fox', 'cope', 'xpos', 'rope-ssmax', 'rope-rand4096') " \
-    "for r in J(f'results/recall/tiny_{pe}.json')['results']]"
+    "for r in J(f'results/recall/tiny_{pe}.json')['results'] if 'seconds' in r]"  # a probe under way: no seconds yet
 q('a probe took {:.0f} to {:.0f} CPU-minutes a seed', f'min({PROBES})', f'max({PROBES})')
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_power.json')
 q('every length: text\n{:.3f} nats/token at d = {} at {:g} L_tr; at {:g} L_tr {:.3f} at d = {} and {:.4f} at d = {} '
