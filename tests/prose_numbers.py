@@ -1237,6 +1237,15 @@ q('the benefit is {:.3f} at d = {} and {:.3f} at d = {:,} for text, and random t
   '({:.4f} at d = {}, p = {:.2g}).', f"{CELL.format('text', 16, 32)}['benefit']", "32",
   f"{CELL.format('text', 16, 1024)}['benefit']", "1024", f"{CELL.format('random', 16, 32)}['benefit']", "32",
   f"{CELL.format('random', 16, 32)}['p']")
+# seed 1's cells and verdicts
+C1, V1 = CELL.replace('probe()', 'probe(seed=1)'), VERDICT.replace('probe()', 'probe(seed=1)')
+q('Seed 1 reads\nthe first tokens too ({:.3f} at d = {} at {:g} L_tr); at {:g} L_tr it keeps more next to the span '
+  '({:.3f} at d = {}) and\ntext up to d = {:,} ({:.3f}, p = {:.2g}), its horizon, and random tokens only at d = {} '
+  '({:.3f}, p = {:.2g}).', f"{C1.format('text', 4, 992)}['benefit']", "992", "4", "16",
+  f"{C1.format('text', 16, 32)}['benefit']", "32", f"{V1.format('text', 16)}['horizon']",
+  f"{C1.format('text', 16, 1024)}['benefit']", f"{C1.format('text', 16, 1024)}['p']",
+  f"{V1.format('random', 16)}['horizon']", f"{C1.format('random', 16, 32)}['benefit']",
+  f"{C1.format('random', 16, 32)}['p']")
 q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
 q('where its perplexity is {:.3f} times its 1x', "ppl('rope-s0', 16) / ppl('rope-s0', 1)")
 q('- ALiBi is flat ({:.3f})', "ppl('alibi-s0', 16) / ppl('alibi-s0', 1)")
@@ -1277,7 +1286,7 @@ q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and ra
   'p = {:.2g}), at no d past it.', "16", f"{SW.format('text', 32)}['benefit']", "32",
   f"{SW.format('text', 1024)}['benefit']", "1024", "32", f"{SW.format('random', 32)}['benefit']",
   f"{SW.format('random', 32)}['p']")
-SW1, V1 = SW.replace('probe()', 'probe(seed=1)'), VERDICT.replace('probe()', 'probe(seed=1)')
+SW1 = SW.replace('probe()', 'probe(seed=1)')
 q('Seed 1 reads text as far ({:.4f} at d = {:,}, its horizon {:,}) and random\n  tokens at no d, not even '
   'd = {} ({:.3f}, p = {:.2g}).', f"{SW1.format('text', 1024)}['benefit']", "1024",
   f"{V1.format('text', 16)}['horizon']",
@@ -1360,7 +1369,6 @@ q('At {:g} L_tr the text benefit is {:.3f} at d = {},\n{:.3f} at d = {:,} and {:
   f"{CELL.format('text', 16, 4064)}['benefit']", "4064",
   f"{CELL.format('text', 16, 4064)}['p']", f"{CELL.format('random', 16, 32)}['benefit']",
   f"{CELL.format('random', 16, 1024)}['benefit']", f"{CELL.format('random', 16, 4064)}['benefit']")
-C1 = CELL.replace('probe()', 'probe(seed=1)')  # V1: seed 1's verdicts, above
 q('Seed 1 reads the whole input too, less of it: at {:g} L_tr text {:.3f} at d = {:,}\n(p = {:.2g}) and random tokens '
   '{:.3f}, its benefit past L_tr {:.2f} of the benefit at d = {} (text).', "16",
   f"{C1.format('text', 16, 4064)}['benefit']", f"{V1.format('text', 16)}['horizon'] if "
