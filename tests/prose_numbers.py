@@ -1204,41 +1204,40 @@ q = at('results/ruler/README.md', 'results/ruler/smollm2_base_niah1.json')
 q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']", "d['results'][0]['ci95'][0]",
   "d['results'][0]['ci95'][1]")
 
+# results/recall (#72): a cell of a probe's row (kind, L_ex / L_tr, d) and a verdict (kind, L_ex / L_tr), seed 0's
+# and seed 1's, each row picked by its seed's name (probe): the JSON lists seeds in the order they were probed
+CELL = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
+VERDICT = "next(v for v in probe()['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
+C1, V1 = CELL.replace('probe()', 'probe(seed=1)'), VERDICT.replace('probe()', 'probe(seed=1)')
+
 # results/recall (#72): ALiBi's recall benefit by distance at 16 L_tr
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
-RC, RC1 = ("next(c for c in probe(seed=" + str(seed) + ")['cells'] if c['kind'] == {!r} and c['mult'] == 16 and "
-           "c['d'] == {})" for seed in (0, 1))
 q('At {:g} L_tr (L_ex = {:,}) the text benefit falls from {:.3f} nats/token at d = {} to {:.3f} at d = {:,} '
   '({:g} L_tr), {:.3f} at d = {:,} and {:.3f} at d = {:,} (p = {:.2g} against the floor: not significant); '
-  'random tokens: {:.3f}, {:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{RC.format('text', 32)}['L_ex']",
-  f"{RC.format('text', 32)}['benefit']", "32", f"{RC.format('text', 512)}['benefit']", "512", "2",
-  f"{RC.format('text', 1024)}['benefit']", "1024", f"{RC.format('text', 2048)}['benefit']", "2048",
-  f"{RC.format('text', 2048)}['p']", f"{RC.format('random', 32)}['benefit']", f"{RC.format('random', 512)}['benefit']",
-  f"{RC.format('random', 1024)}['benefit']", f"{RC.format('random', 2048)}['benefit']",
-  f"{RC.format('random', 2048)}['p']")
-VD, VD1 = ("next(v for v in probe(seed=" + str(seed) + ")['verdicts'] if v['kind'] == {!r} and v['mult'] == 16)"
-           for seed in (0, 1))
+  'random tokens: {:.3f}, {:.3f}, {:.3f} and {:.3f} (p = {:.2g}).', "16", f"{CELL.format('text', 16, 32)}['L_ex']",
+  f"{CELL.format('text', 16, 32)}['benefit']", "32", f"{CELL.format('text', 16, 512)}['benefit']", "512", "2",
+  f"{CELL.format('text', 16, 1024)}['benefit']", "1024", f"{CELL.format('text', 16, 2048)}['benefit']", "2048",
+  f"{CELL.format('text', 16, 2048)}['p']", f"{CELL.format('random', 16, 32)}['benefit']",
+  f"{CELL.format('random', 16, 512)}['benefit']",
+  f"{CELL.format('random', 16, 1024)}['benefit']", f"{CELL.format('random', 16, 2048)}['benefit']",
+  f"{CELL.format('random', 16, 2048)}['p']")
 q('The horizon is {:,} tokens for text and {:,} for random tokens, and the benefit past L_tr is {:.2f} of the benefit '
-  'at d = {} (text).', f"{VD.format('text')}['horizon']", f"{VD.format('random')}['horizon']",
-  f"{VD.format('text')}['share_beyond_L_tr']", "32")
+  'at d = {} (text).', f"{VERDICT.format('text', 16)}['horizon']", f"{VERDICT.format('random', 16)}['horizon']",
+  f"{VERDICT.format('text', 16)}['share_beyond_L_tr']", "32")
 q('Seed 1 reads further: at {:g} L_tr text {:.3f} at\nd = {:,} and {:.4f} at d = {:,} (p = {:.2g}), its horizon, and '
-  'random tokens up to d = {:,} too.', "16", f"{RC1.format('text', 1024)}['benefit']", "1024",
-  f"{RC1.format('text', 2048)}['benefit']", f"{VD1.format('text')}['horizon']", f"{RC1.format('text', 2048)}['p']",
-  f"{VD1.format('random')}['horizon']")
+  'random tokens up to d = {:,} too.', "16", f"{C1.format('text', 16, 1024)}['benefit']", "1024",
+  f"{C1.format('text', 16, 2048)}['benefit']", f"{V1.format('text', 16)}['horizon']",
+  f"{C1.format('text', 16, 2048)}['p']",
+  f"{V1.format('random', 16)}['horizon']")
 q('n = {} spans per cell, seeds 0 and 1.', "d['settings']['n']")
 
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
-# a cell of a one-row probe JSON (kind, L_ex / L_tr, d), and a verdict (kind, L_ex / L_tr)
-CELL = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
-VERDICT = "next(v for v in probe()['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
 q('RoPE recalls less than ALiBi: {:.3f} nats/token at d = {} for text and {:.3f} for random tokens at {:g} L_tr.',
   f"{CELL.format('text', 1, 32)}['benefit']", "32", f"{CELL.format('random', 1, 32)}['benefit']", "1")
 q('the benefit is {:.3f} at d = {} and {:.3f} at d = {:,} for text, and random tokens are recalled at no distance '
   '({:.4f} at d = {}, p = {:.2g}).', f"{CELL.format('text', 16, 32)}['benefit']", "32",
   f"{CELL.format('text', 16, 1024)}['benefit']", "1024", f"{CELL.format('random', 16, 32)}['benefit']", "32",
   f"{CELL.format('random', 16, 32)}['p']")
-# seed 1's cells and verdicts
-C1, V1 = CELL.replace('probe()', 'probe(seed=1)'), VERDICT.replace('probe()', 'probe(seed=1)')
 q('Seed 1 reads\nthe first tokens too ({:.3f} at d = {} at {:g} L_tr); at {:g} L_tr it keeps more next to the span '
   '({:.3f} at d = {}) and\ntext up to d = {:,} ({:.3f}, p = {:.2g}), its horizon, and random tokens only at d = {} '
   '({:.3f}, p = {:.2g}).', f"{C1.format('text', 4, 992)}['benefit']", "992", "4", "16",
@@ -1250,7 +1249,8 @@ q = at('results/recall/README.md', 'results/ppl/lm_infinite.json')
 q('where its perplexity is {:.3f} times its 1x', "ppl('rope-s0', 16) / ppl('rope-s0', 1)")
 q('- ALiBi is flat ({:.3f})', "ppl('alibi-s0', 16) / ppl('alibi-s0', 1)")
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
-q('recalls a span {:g} L_tr back (p = {:.2g} at d = {:,})', "1024 / 256", f"{RC.format('text', 1024)}['p']", "1024")
+q('recalls a span {:g} L_tr back (p = {:.2g} at d = {:,})', "1024 / 256", f"{CELL.format('text', 16, 1024)}['p']",
+  "1024")
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
 q('keeps a trace of recall at every distance ({:.3f} nats/token)', f"{CELL.format('text', 16, 1024)}['benefit']")
 
@@ -1260,8 +1260,8 @@ q('sinusoidal {:ppl} → {:ppl} (seeds: {:ppl} to {:ppl})', "thesis_cell('t3_3',
   "thesis_cell('t3_3', 'sinusoidal', 16)['mean']", "min(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())",
   "max(thesis_cell('t3_3', 'sinusoidal', 16)['ppl'].values())")
 q = at('README.md', 'results/recall/tiny_alibi.json')
-q('; ALiBi {:.3f} at {:,} (p = {:.2g}); KERPLE-log', f"{RC.format('text', 1024)}['benefit']", "1024",
-  f"{RC.format('text', 1024)}['p']")
+q('; ALiBi {:.3f} at {:,} (p = {:.2g}); KERPLE-log', f"{CELL.format('text', 16, 1024)}['benefit']", "1024",
+  f"{CELL.format('text', 16, 1024)}['p']")
 q = at('README.md', 'results/recall/tiny_fox.json')
 q('Recall at {:g}x: FoX none past d = {},', "16", "max(v['horizon'] for v in probe()['verdicts'])")
 q = at('README.md', 'results/recall/tiny_kerple_power.json')
@@ -1281,17 +1281,15 @@ q('NIAH single 1 scores {:.1f}, single 2 (a number in an essay) {:.1f}, single 3
   f"{RU.format('vt')}['score']", f"{RU.format('vt')}['ci95'][0]", f"{RU.format('vt')}['ci95'][1]")
 
 q = at('results/recall/README.md', 'results/recall/tiny_sandwich.json')
-SW = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == 16 and c['d'] == {})"
 q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and random tokens only at d = {} ({:.3f}, '
-  'p = {:.2g}), at no d past it.', "16", f"{SW.format('text', 32)}['benefit']", "32",
-  f"{SW.format('text', 1024)}['benefit']", "1024", "32", f"{SW.format('random', 32)}['benefit']",
-  f"{SW.format('random', 32)}['p']")
-SW1 = SW.replace('probe()', 'probe(seed=1)')
+  'p = {:.2g}), at no d past it.', "16", f"{CELL.format('text', 16, 32)}['benefit']", "32",
+  f"{CELL.format('text', 16, 1024)}['benefit']", "1024", "32", f"{CELL.format('random', 16, 32)}['benefit']",
+  f"{CELL.format('random', 16, 32)}['p']")
 q('Seed 1 reads text as far ({:.4f} at d = {:,}, its horizon {:,}) and random\n  tokens at no d, not even '
-  'd = {} ({:.3f}, p = {:.2g}).', f"{SW1.format('text', 1024)}['benefit']", "1024",
+  'd = {} ({:.3f}, p = {:.2g}).', f"{C1.format('text', 16, 1024)}['benefit']", "1024",
   f"{V1.format('text', 16)}['horizon']",
   f"32 if all(v['horizon'] == 0 for v in probe(seed=1)['verdicts'] if v['kind'] == 'random') else None",
-  f"{SW1.format('random', 32)}['benefit']", f"{SW1.format('random', 32)}['p']")
+  f"{C1.format('random', 16, 32)}['benefit']", f"{C1.format('random', 16, 32)}['p']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) / ppl('sandwich', 1)",
   "grp(group='sandwich', mult=16)['n']")
