@@ -14,7 +14,8 @@ one-line error. What an input lacks (an encoding not probed yet, no ERF row for 
 Seeds (runs <group>-s<seed> of one probe JSON) are averaged span by span: a cell's b_i is the mean over seeds of span
 i's loss(control) - loss(repeat) (every seed sees the same spans and fillers), then the probe's own test over the n
 spans (analysis.recall.summary: a t-interval, and the one-sided t-test against the JSON's min_benefit). It asks
-whether these models recall, the seeds held fixed; each seed's own horizon is shown beside it where they differ. A
+whether these models recall, the seeds held fixed; each seed's own horizon is shown beside it where they differ. The
+last table asks whether another seed would, the seed as the unit (over_seeds: the same test over each seed's mean). A
 seed enters a (kind, L_ex) row only if it holds every d of it (a seed still being scored waits). Perplexity and ERF
 are matched by run name (ckpt and variant) and training iteration to the same checkpoints and averaged over the
 seeds found; a ratio is each seed's ppl(ppl_at L_tr) / ppl(L_tr), averaged. Writes <out_dir>/<name>.json, .md and
@@ -127,8 +128,25 @@ def recall_cells(e):
             out[kind, mult] = dict(horizon=v['horizon'], share=v['share_beyond_L_tr'], n=cells[0]['n'],
                                    seeds=len(used), runs=[o['ckpt'] for o in used],
                                    seed_horizons=[x['horizon'] for x in own], far=far[-1] if far else None,
-                                   at_horizon=next((c for c in cells if c['d'] == v['horizon']), None), cells=cells)
+                                   at_horizon=next((c for c in cells if c['d'] == v['horizon']), None), cells=cells,
+                                   over_seeds=over_seeds(used, cells, e['floor'], e['L_tr']))
     return out
+
+
+def over_seeds(runs, cells, floor, L_tr):
+    """The row tested with the seed as the unit (None under two seeds): at each d, each seed's benefit (its mean over
+    the spans) and the probe's one-sided t-test over the seeds; the horizon that gives and its test at the largest
+    d > L_tr. The span-level test holds the trained weights fixed; this one asks whether another seed would recall."""
+    if len(runs) < 2:
+        return None
+    tested = []
+    for c in cells:
+        got = [x for o in runs for x in o['cells'] if (x['kind'], x['mult'], x['d']) == (c['kind'], c['mult'], c['d'])]
+        s = summary([[x['loss_repeat'], x['loss_control']] for x in got], floor)
+        tested.append(dict(d=c['d'], **{f: s[f] for f in ('benefit', 'ci95', 'p', 'significant', 'n')}))
+    far = [c for c in tested if c['d'] > L_tr]
+    return dict(horizon=max([c['d'] for c in tested if c['significant']], default=0), far=far[-1] if far else None,
+                cells=tested)
 
 
 # ---------------------------------------------------------------- perplexity, ERF, reach
@@ -150,10 +168,11 @@ def ppl_curve(ckpts, variant, ppl, at, iters=None):
     mine = {k[:3]: r for k, r in ppl.items() if k[0] in ckpts and k[1] == variant and same_iters(k[3], iters)}
     mults = sorted({k[2] for k in mine})
     curve = {m: float(np.mean([r['ppl'] for k, r in mine.items() if k[2] == m])) for m in mults}
-    ratios = [mine[c, variant, at]['ppl'] / mine[c, variant, 1.0]['ppl'] for c in ckpts
-              if (c, variant, at) in mine and (c, variant, 1.0) in mine]
+    ratios = {c: mine[c, variant, at]['ppl'] / mine[c, variant, 1.0]['ppl'] for c in ckpts
+              if (c, variant, at) in mine and (c, variant, 1.0) in mine}
     scored = [mine[c, variant, at].get('n_scored') for c in ckpts if (c, variant, at) in mine]
-    return dict(curve=curve, ratio=float(np.mean(ratios)) if ratios else None, seeds=len(ratios),
+    return dict(curve=curve, ratio=float(np.mean(list(ratios.values()))) if ratios else None, seeds=len(ratios),
+                seed_ratios=ratios,
                 n=scored[0] if scored else None, sources=sorted({r['source'] for r in mine.values()}))
 
 
@@ -227,7 +246,9 @@ def page_rows(entries, ppl, erf, at):
         for kind, m in longest.items():
             v = rec.get((kind, m))
             flat, recalls, words = chapter4(p['ratio'], v['horizon'] if v else None, e['L_tr'])
-            verdicts[kind] = dict(mult=m, flat=flat, recalls=recalls, verdict=words)
+            seeds = v['over_seeds'] if v else None
+            verdicts[kind] = dict(mult=m, flat=flat, recalls=recalls, verdict=words, over_seeds=seeds and dict(
+                zip(('flat', 'recalls', 'verdict'), chapter4(p['ratio'], seeds['horizon'], e['L_tr']))))
         out.append(dict(group=e['group'], variant=e['variant'], iters=e['iters'], L_tr=e['L_tr'], runs=ckpts,
                         file=e['file'], kinds=e['kinds'], recall=rec, ppl=p,
                         erf=erf_of(ckpts, e['variant'], erf, e['iters']),
@@ -307,6 +328,29 @@ def verdict_table(rows, at):
                     lines)
 
 
+def seeds_table(rows, at):
+    """Chapter 4's question again with the seed as the unit, a line per row and kind holding two seeds or more: each
+    seed's ratio, the horizon and the test at the largest d > L_tr over the seeds, the verdict and whether it is the
+    spans' one."""
+    lines = []
+    for r, name in zip(rows, row_names(rows)):
+        for kind, v in r['verdicts'].items():
+            rec = r['recall'].get((kind, v['mult']))
+            over = rec and rec['over_seeds']
+            if not over:
+                continue
+            ratios = [r['ppl']['seed_ratios'][c] for c in rec['runs'] if c in r['ppl']['seed_ratios']]
+            far = over['far']
+            test = [far['d'], f"{far['benefit']:.4f}", f"{far['p']:.2g}"] if far else [''] * 3
+            lines.append([name, r['variant'], kind, rec['seeds'], ', '.join(f'{x:.3f}' for x in ratios),
+                          f"{sum(x <= PPL_FLAT for x in ratios)} of {len(ratios)}", f"{v['mult']:g}x",
+                          over['horizon'], *test, v['over_seeds']['verdict'],
+                          'yes' if v['over_seeds']['verdict'] == v['verdict'] else 'no'])
+    return md_table(['model', 'variant', 'kind', 'seeds', f'each seed\'s ppl {at:g}x / 1x', 'flat seeds', 'L_ex',
+                     'horizon (seeds)', 'largest d > L_tr', 'benefit there (seed mean)', 'p (over seeds)',
+                     'verdict (seeds)', "same as the spans'"], lines)
+
+
 def figure(rows):
     """Per probed row: benefit against d (a colour per L_ex, text solid, random dashed; band: the 95% CI of the
     seed-mean), L_tr dotted, the reach dashed; beside it, its perplexity against L_ex / L_tr (ppl_panel)."""
@@ -379,6 +423,11 @@ def markdown(cfg, rows, notes, partial):
             f"one-sided t-test of benefit > min_benefit over the n spans (seed-mean), at the horizon (the d that "
             f"decides) and at the largest d > L_tr.\n\n"
             + verdict_table(rows, cfg['ppl_at'])
+            + "\n### The same question with the seed as the unit\n\nWhere two seeds or more were probed: at each d, "
+            "each seed's benefit (its mean over the spans), then the same one-sided t-test over the seeds (n = "
+            "seeds). The spans' test holds the trained weights fixed; this one asks whether another training seed "
+            "would recall too, so with few seeds it decides little: its 'no recall' means not shown at this n.\n\n"
+            + seeds_table(rows, cfg['ppl_at'])
             + ''.join(f'\n- {x}' for x in (partial + notes)) + '\n')
 
 

@@ -135,6 +135,12 @@ def probe(d, seed=0, variant='vanilla', of=None):
     return row
 
 
+def seeds_cell(d, group, kind, mult, dist):
+    """results/recall/recall.json: the test over seeds of a group's vanilla row at one (kind, L_ex / L_tr, d)."""
+    row = next(r for r in d['results'] if (r['group'], r['variant']) == (group, 'vanilla') and r['recall'])
+    return next(c for c in row['recall'][f'{kind}@{mult:g}']['over_seeds']['cells'] if c['d'] == dist)
+
+
 def tail_cell(d, first, column):
     """A cell of the markdown table a lease step printed (its JSON's output_tail): the row whose first cell is `first`,
     as a number. tools.bench --mode=pretrained's JSON keeps each side's median time, not the median per-round ratio
@@ -146,7 +152,7 @@ def tail_cell(d, first, column):
 HELPERS = dict(thesis_cell=thesis_cell, thesis_p=thesis_p, stream_row=stream_row, bucket=bucket, buckets=buckets,
                passkey_cells=passkey_cells, passkey_found=passkey_found, passkey_asked=passkey_asked, regular=regular,
                bench=bench, seed_ppl=seed_ppl, by_ckpt=by_ckpt, erf_share=erf_share, attention_at=attention_at,
-               kernel=kernel, depth_view=depth_view, tail_cell=tail_cell, probe=probe)
+               kernel=kernel, depth_view=depth_view, tail_cell=tail_cell, probe=probe, seeds_cell=seeds_cell)
 
 # ---------------------------------------------------------------------------------------------------------------------
 # README.md, What we found: every number (test_every_number_in_the_readme_findings_is_quoted)
@@ -1356,6 +1362,21 @@ q('RULER: {} tasks x {} samples; paired sign test', f"len({Y}['scores'])", f"{Y}
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
 q('jsonl: {} of {} cells so far equal ours', "d['equal']", "d['cells']")
+
+# results/recall (#72): the chapter 4 question with the seed as the unit
+q = at('results/recall/README.md', 'results/recall/recall.json')
+OVER = "seeds_cell('{}', 'text', 16, {})"
+PAST = ("[(r['group'], k) for r in d['results'] for k, v in r['recall'].items() if k.endswith('@16') "
+        "and v.get('over_seeds') and v['over_seeds']['horizon'] > r['L_tr']]")
+q('each seed\'s benefit at each d, its mean over the {}\nspans',
+  "next(r for r in d['results'] if r['group'] == 'alibi')['recall']['text@16']['n']")
+q("only Sandwich's text is\nsignificant past L_tr over its {} seeds ({:.4f} nats/token at d = {:,}, p = {:.2g}). "
+  "ALiBi's text at d = {:,} ({:.3f},\np = {:.2g}) and KERPLE-log's at d = {:,} ({:.3f}, p = {:.2g}) are not",
+  f"{OVER.format('sandwich', 2048)}['n'] if {PAST} == [('sandwich', 'text@16')] else None",
+  f"{OVER.format('sandwich', 2048)}['benefit']",
+  f"2048 if {OVER.format('sandwich', 2048)}['significant'] else None", f"{OVER.format('sandwich', 2048)}['p']",
+  "1024", f"{OVER.format('alibi', 1024)}['benefit']", f"{OVER.format('alibi', 1024)}['p']", "4064",
+  f"{OVER.format('kerple_log', 4064)}['benefit']", f"{OVER.format('kerple_log', 4064)}['p']")
 
 # results/recall (#72): KERPLE-log, and the windowed and LM-Infinite rows
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log.json')

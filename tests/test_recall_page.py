@@ -21,10 +21,10 @@ NOISE = 0.01 * np.array([1.0, -1.0, 2.0, -2.0, 0.5, -0.5])  # per span: sd > 0, 
 
 def designed(variant, kind, seed, d):
     """b_i of span i: text decays as 2/d, past L_tr it stays in seed 0 alone; random (and every windowed row) only up
-    to d = 8."""
+    to d = 8, then a trace in seed 1 alone (0.004 in the seeds' mean)."""
     if variant == 'vanilla' and kind == 'text':
         return (2.0 / d if d <= L_TR or seed == 0 else 0.0) + NOISE
-    return (0.2 if d <= 8 else 0.004) + NOISE
+    return (0.2 if d <= 8 else 0.008 * seed) + NOISE
 
 
 @pytest.fixture(scope='module')
@@ -98,7 +98,7 @@ def by_hand(variant, kind, mult, floor):
 
 def test_the_tables_cells_by_hand(files):
     tmp, data = files
-    summary, verdicts = page(tmp)
+    summary, verdicts, _ = page(tmp)
     floor = data['settings']['min_benefit']
     n_layer = helpers.tiny('alibi').config.n_layer
     for variant in ('vanilla', 'windowed@L_tr'):
@@ -132,6 +132,33 @@ def test_the_tables_cells_by_hand(files):
     assert ok(verdicts['alibi', 'vanilla', 'text']) == ('no', 'yes', 'recall past L_tr, ppl rises')
     assert ok(verdicts['alibi', 'vanilla', 'random']) == ('no', 'no', 'neither')
     assert ok(verdicts['alibi', 'windowed@L_tr', 'text']) == ('yes', 'no', 'flat, no recall past L_tr')
+
+
+def test_the_seed_as_the_unit_by_hand(files):
+    """The third table: at each d each seed's mean benefit over the spans, a t-test over the two seeds (scipy's, or
+    where both seeds agree exactly the mean against the floor); text recalls past L_tr in seed 0 alone, so over seeds
+    it does not, and the verdict differs from the spans'."""
+    tmp, data = files
+    *_, seeds = page(tmp)
+    floor = data['settings']['min_benefit']
+    ds = rc.distance_grid(2 * L_TR, L_TR, S, asked=DISTANCES)
+    for variant, kind in [('vanilla', 'text'), ('vanilla', 'random'), ('windowed@L_tr', 'text')]:
+        b = {d: np.array([designed(variant, kind, s, d).mean() for s in (0, 1)]) for d in ds}
+        p = {d: stats.ttest_1samp(x, floor, alternative='greater').pvalue if x[0] != x[1] else float(x[0] <= floor)
+             for d, x in b.items()}
+        half = {d: stats.t.ppf(0.975, 1) * stats.sem(x) for d, x in b.items()}
+        horizon = max(d for d in ds if b[d].mean() - half[d] > floor)
+        row = seeds['alibi', variant, kind]
+        assert (row['seeds'], row['L_ex'], row['horizon (seeds)'], row['largest d > L_tr']) == (
+            '2', '2x', str(horizon), str(ds[-1]))
+        assert float(row['benefit there (seed mean)']) == pytest.approx(b[ds[-1]].mean(), abs=6e-5)
+        assert float(row['p (over seeds)']) == pytest.approx(p[ds[-1]], rel=0.06)
+    text = seeds['alibi', 'vanilla', 'text']
+    assert text['horizon (seeds)'] == '16' and text['verdict (seeds)'] == 'neither'  # the spans': recall past L_tr
+    assert text["same as the spans'"] == 'no' and seeds['alibi', 'vanilla', 'random']["same as the spans'"] == 'yes'
+    assert seeds['alibi', 'windowed@L_tr', 'text']['verdict (seeds)'] == 'flat, no recall past L_tr'
+    assert text["each seed's ppl 2x / 1x"] == '1.200, 1.050' and text['flat seeds'] == '1 of 2'
+    assert ('rope', 'vanilla', 'text') not in seeds  # not probed: no line
 
 
 def test_the_json_and_figure(files, monkeypatch):
@@ -172,7 +199,7 @@ def test_a_partial_input_makes_a_partial_page(files, tmp_path):
     part['results'] = [dict(r, cells=[dict(c, benefit=None) if c['mult'] == 2.0 and r['ckpt'] == 'alibi-s1' else c
                                       for c in r['cells']]) for r in data['results']]
     (tmp_path / 'recall' / 'tiny_alibi.json').write_text(json.dumps(part))
-    summary, _ = page(tmp_path, erf=[], ppl=[])
+    summary, *_ = page(tmp_path, erf=[], ppl=[])
     # seed 1 has no cell at 2 L_tr yet: that row is seed 0's alone, the 1x row still both seeds'
     assert summary['alibi', 'vanilla']['text 2x'].endswith(f'({N}×1)')
     assert summary['alibi', 'vanilla']['text 1x'].endswith(f'({N}×2)')
@@ -190,7 +217,7 @@ def test_a_later_ppl_file_fills_in_and_is_named(files, tmp_path):
     rows = [row('fire-s0', 1.0, 5.0), row('fire-s0', 2.0, 6.0), row('alibi-s0', 1.0, 1.0), row('alibi-s0', 2.0, 9.0)]
     other.write_text(json.dumps(dict(command='python extrapolate.py', protocol='last_token',
                                      settings=dict(n=1000, last_k=1), results=rows)))
-    summary, _ = page(tmp, ppl=[str(tmp / 'ppl.json'), str(other)])
+    summary, *_ = page(tmp, ppl=[str(tmp / 'ppl.json'), str(other)])
     assert summary['fire', 'vanilla']['ppl 2x / 1x (tokens×seeds)'] == '1.200 (1000×1)'
     assert summary['alibi', 'vanilla']['ppl 2x / 1x (tokens×seeds)'] == f'{(12 / 10 + 10.5 / 10) / 2:.3f} (256×2)'
     notes = [line for line in (tmp / 'out' / 'recall.md').read_text().splitlines() if 'perplexity from' in line]
