@@ -281,11 +281,12 @@ EFFECTIVE_SHARE = 0.85
 
 def effective_lengths(avgs):
     """(ckpt, variant) -> the longest length (in L_tr) at which the RULER average, there and at every shorter length,
-    is at least EFFECTIVE_SHARE x the average at the shortest length measured; None where that one is 0."""
+    is at least EFFECTIVE_SHARE x the average at the shortest length measured; None where that one is 0, or where it
+    is the only one (a method run past L_tr only: tools/steps_tasks.PAST_ONLY)."""
     out = {}
     for key in dict.fromkeys((a['ckpt'], a['variant']) for a in avgs):
         by_mult = sorted((a['mult'], a['score']) for a in avgs if (a['ckpt'], a['variant']) == key)
-        base, effective = by_mult[0][1], None
+        base, effective = (by_mult[0][1] if len(by_mult) > 1 else 0), None
         for mult, score in by_mult:
             if base <= 0 or score < EFFECTIVE_SHARE * base:
                 break
@@ -334,7 +335,7 @@ def report(cfg, settings, rows, partial=False):
         md += f"### {ckpt} [{variant}], template {mine[0]['template']}\n\n" + md_table(
             ['task'] + [f"{m:g} (L={L[m]})" for m in mults], table) + '\n' + (
             f"Effective length: {eff:g} L_tr (the average at least {EFFECTIVE_SHARE:g} x its own at {mults[0]:g} "
-            f"L_tr, there and at every shorter length).\n\n" if eff is not None and len(mults) > 1 else '')
+            f"L_tr, there and at every shorter length).\n\n" if eff is not None else '')
         for ax, (panel, tasks) in zip(axes[0], panels.items()):
             ys = [np.mean([cell[t, m]['score'] for t in tasks if (t, m) in cell and cell[t, m]['score'] is not None]
                           or [np.nan]) if tasks else avg.get((ckpt, variant, m), {}).get('score', np.nan)

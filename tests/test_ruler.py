@@ -422,16 +422,46 @@ def test_rulers_own_data_is_scored_as_it_stands(tmp_path, monkeypatch, capsys):
     assert [{k: w[k] for k in rows[0]} for w in written] == rows[:2] and all('pred' in w for w in written)
 
 
+def test_the_methods_run_past_l_tr_only_answer_as_the_plain_model_up_to_it(tmp_path):
+    """tools/steps_tasks.PAST_ONLY runs dynamic NTK, LM-Infinite, windowed at L_tr and the stream of W = L_tr with
+    sinks at 2 L_tr only: up to L_tr (prompt and answer budget) each sees what the plain model sees, so it chooses
+    from the same logits. Past L_tr they differ (the check can fail)."""
+    from lexgpt.loading import load_runs
+    folder = tiny_llama(tmp_path / 'llama')
+    plain, dynamic = load_runs([folder])[0], load_runs([folder], rope_scaling='dynamic', rope_scale=2.0)[0]
+    L = plain.L_tr
+    cfg = dict(ruler.DEFAULTS, lm_infinite=True, windowed=True, cache_window=L, n_starting=4)
+    vanilla, *others = ruler.specs(cfg)
+    assert [s[0] for s in others] == ['windowed@L_tr', 'LM-Inf(n_start=4)', f'stream(S=4,W={L})']
+
+    def logits(r, spec, prompt, budget):
+        seen = []
+        r.model.sample_next = lambda x, t, k: seen.append(x) or x.argmax(-1, keepdim=True)
+        ids = ruler.answer(r, spec, len(prompt) / L, prompt, budget, set(), cfg)[0]
+        del r.model.sample_next
+        return ids, torch.cat(seen)
+
+    g = torch.Generator().manual_seed(1)
+    for length, same in ((L, True), (L + 64, False)):
+        prompt = torch.randint(0, 256, (length - 24,), generator=g).tolist()
+        ids, ref = logits(plain, vanilla, prompt, 24)
+        for r, spec in [(dynamic, vanilla)] + [(plain, s) for s in others]:
+            got_ids, got = logits(r, spec, prompt, 24)
+            assert (got_ids == ids and torch.allclose(got, ref, atol=1e-5)) == same, (spec[0], r.name, length)
+
+
 def test_the_effective_length_is_relative_to_the_models_own_score_at_its_shortest_length():
     """#73: RULER's threshold (Llama-2-7B's 85.6 at 4k) means nothing for a 135M model, so the effective length is
     the longest length whose average holds at least 0.85 x the model's own at 0.25 L_tr, there and at every shorter
-    one. Hand cases: a dip at 1x ends it even if 2x recovers; a model at 0 at its shortest has none."""
+    one. Hand cases: a dip at 1x ends it even if 2x recovers; a model at 0 at its shortest, or measured at one length
+    only, has none."""
     def avgs(key, scores):
         return [dict(ckpt=key, variant='vanilla', mult=m, score=s, tasks=4) for m, s in scores.items()]
     got = ruler.effective_lengths(avgs('a', {0.25: 80.0, 0.5: 70.0, 1.0: 67.0, 2.0: 75.0})  # 68 is the bar
                                   + avgs('b', {0.25: 50.0, 0.5: 43.0, 1.0: 42.5, 2.0: 10.0})  # 42.5 is the bar
-                                  + avgs('c', {0.25: 0.0, 0.5: 0.0}))
-    assert got == {('a', 'vanilla'): 0.5, ('b', 'vanilla'): 1.0, ('c', 'vanilla'): None}
+                                  + avgs('c', {0.25: 0.0, 0.5: 0.0})
+                                  + avgs('d', {2.0: 50.0}))  # run past L_tr only: nothing to hold it to
+    assert got == {('a', 'vanilla'): 0.5, ('b', 'vanilla'): 1.0, ('c', 'vanilla'): None, ('d', 'vanilla'): None}
 
 
 def test_a_folder_with_named_chat_templates_gives_its_default_one(tmp_path):

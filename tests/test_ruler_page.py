@@ -160,3 +160,18 @@ def test_the_page_is_a_step_after_the_grid():
     at = next(i for i, c in enumerate(commands) if c.startswith('python -m analysis.ruler_page'))
     grid = [i for i, c in enumerate(commands) if c.startswith('python -m analysis.ruler ')]
     assert at > max(grid) and '--inputs=results/ruler/smollm2_plain.json,' in commands[at]
+
+
+def test_only_the_methods_equal_to_plain_up_to_l_tr_run_past_it_only():
+    """tests/test_ruler.py checks that dynamic NTK, LM-Infinite, a window of L_tr and a stream of W = L_tr with sinks
+    answer as the plain model up to L_tr; the steps that run at 2 L_tr only are those, with those settings (SmolLM2's
+    L_tr is 8,192), and every other method runs at every length."""
+    grid = [s.command for s in steps_tasks.ruler()
+            if s.command.startswith('python -m analysis.ruler ') and '--template=' not in s.command]
+    past = [c for c in grid if ' --lengths=2 ' in c]
+    assert all(' --lengths=0.25,0.5,1,2 ' in c for c in grid if c not in past)
+    covered = ('--rope_scaling=dynamic', '--lm_infinite=True', '--windowed=True', '--cache_window=8192 --n_starting=4')
+    for c in past:
+        assert sum(opt in c for opt in covered) == 1 and '--windowed_at' not in c, c
+        assert ('--ckpt=smollm2' in c) or ('--ckpt=gemma3' in c and '--lm_infinite=True' in c), c
+    assert len(past) == 2 * len(steps_tasks.PAST_ONLY)
