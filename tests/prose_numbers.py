@@ -1500,7 +1500,7 @@ q = at('results/recall/README.md', 'results/recall/smollm2_plain.json')
 SC = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
 q('s = {} tokens, n = {} spans a cell, d = {}, {}, {:,} and L_ex - s; L_tr = {:,}', "d['settings']['span']",
   "d['settings']['n']", *[f"{SC.format('text', 0.5, x)}['d']" for x in (64, 256, 1024)], "probe()['L_tr']")
-q('partial:\n{:g} and {:g} L_tr done, the vanilla model only;',
+q('partial:\n{:g} and {:g} L_tr done;',
   *[f"{m} if all(c['benefit'] is not None for c in probe()['cells'] if c['mult'] == {m}) else None"
     for m in (0.25, 0.5)])
 q('At {:g} L_tr ({:,} tokens) the text benefit is {:.3f}\nnats/token at d = {} and {:.3f} at d = {:,} (p = {:.2g}); '

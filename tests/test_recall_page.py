@@ -4,6 +4,7 @@ only up to d = 8), beside perplexity and ERF JSONs in the shapes of results/ppl/
 results/erf/erf.json; every cell of both tables against values worked out here with scipy alone."""
 import json
 import math
+import re
 import numpy as np
 import pytest
 import torch
@@ -298,3 +299,17 @@ def test_the_page_is_a_step_after_the_tiny_probes():
     tiny = [i for i, c in enumerate(commands) if '--name=tiny_' in c]
     assert at == max(tiny) + 1 and '--inputs=results/recall/tiny_*.json' in commands[at]
     assert steps_tasks.recall()[at].outputs == ('results/recall/recall.json',)
+
+
+def test_the_pretrained_methods_equal_to_plain_up_to_l_tr_are_probed_past_it_only():
+    """As RULER's (tests/test_ruler_page.py): the steps probing at 2 L_tr only are tools/steps_tasks.PAST_ONLY's,
+    with the settings tests/test_ruler.py shows to give the plain model's logits up to L_tr; the rest probe at every
+    length."""
+    pretrained = [s.command for s in steps_tasks.recall() if re.search(r'--ckpt=(smollm2|gemma3) ', s.command)]
+    past = [c for c in pretrained if ' --lengths=2 ' in c]
+    assert all(' --lengths=0.25,0.5,1,2 ' in c for c in pretrained if c not in past)
+    covered = ('--rope_scaling=dynamic', '--no_vanilla=True --lm_infinite=True', '--no_vanilla=True --windowed=True')
+    for c in past:
+        assert sum(opt in c for opt in covered) == 1 and '--windowed_at' not in c and '--cache_window' not in c, c
+    names = {tuple(re.search(r'--name=(smollm2|gemma3)_(\w+)', c).groups()) for c in past}
+    assert names == steps_tasks.PAST_ONLY - {('smollm2', 'stream')}  # RULER's stream keeps L_tr keys; the probe's 2,048

@@ -425,7 +425,8 @@ def test_rulers_own_data_is_scored_as_it_stands(tmp_path, monkeypatch, capsys):
 def test_the_methods_run_past_l_tr_only_answer_as_the_plain_model_up_to_it(tmp_path):
     """tools/steps_tasks.PAST_ONLY runs dynamic NTK, LM-Infinite, windowed at L_tr and the stream of W = L_tr with
     sinks at 2 L_tr only: up to L_tr (prompt and answer budget) each sees what the plain model sees, so it chooses
-    from the same logits. Past L_tr they differ (the check can fail)."""
+    from the same logits, and a whole forward (the recall probe's) gives the same logits at every position. Past L_tr
+    they differ (the check can fail)."""
     from lexgpt.loading import load_runs
     folder = tiny_llama(tmp_path / 'llama')
     plain, dynamic = load_runs([folder])[0], load_runs([folder], rope_scaling='dynamic', rope_scale=2.0)[0]
@@ -448,6 +449,12 @@ def test_the_methods_run_past_l_tr_only_answer_as_the_plain_model_up_to_it(tmp_p
         for r, spec in [(dynamic, vanilla)] + [(plain, s) for s in others]:
             got_ids, got = logits(r, spec, prompt, 24)
             assert (got_ids == ids and torch.allclose(got, ref, atol=1e-5)) == same, (spec[0], r.name, length)
+        whole = torch.tensor([prompt + ids])
+        with torch.no_grad():
+            ref = plain.model(whole)[0]
+            for r, kw in [(dynamic, {})] + [(plain, s[1](L, length / L)) for s in others if s[1]]:
+                with r.model.attention(**kw):
+                    assert torch.allclose(r.model(whole)[0], ref, atol=1e-5) == same, (kw, r.name, length)
 
 
 def test_the_effective_length_is_relative_to_the_models_own_score_at_its_shortest_length():

@@ -33,6 +33,19 @@ VARIANTS = ('alibi', 'rope', 'kerple_log')  # windowed and LM-Infinite beside va
 LONG = ('alibi', 'sandwich', 'kerple_log', 't5')  # configs/sweep_lm_long.py's grid, seed 0
 R = 'results/recall'
 
+# Up to L_tr (the prompt and its answer budget) these see what the plain model sees: dynamic NTK scales nothing, and
+# LM-Infinite's keys (L_tr and the sinks), a window of L_tr and a stream of W = L_tr keys hold the whole input. So they
+# answer as it does (tests/test_ruler.py), and run at 2 L_tr only, beside the plain model's cells below it.
+PAST_ONLY = {('smollm2', 'dynamic2'), ('smollm2', 'lminf'), ('smollm2', 'windowed'), ('smollm2', 'stream'),
+             ('gemma3', 'lminf')}
+
+
+def pretrained_recall(model, name, opts):
+    lengths = '2' if (model, name) in PAST_ONLY else '0.25,0.5,1,2'
+    line = (f'python -m analysis.recall --ckpt={model} --lengths={lengths} --span=64 --n=16 --ratio=4 --threads=1 '
+            f'--out_dir={R} {opts} --name={model}_{name}')
+    return ' '.join(line.split())
+
 
 def recall():
     out = []
@@ -61,30 +74,22 @@ def recall():
                     'results/thesis/eval/last_token_long.json'))
     out.append(step('recall', f'python -m analysis.recall_page --inputs={R}/tiny_*.json --erf=results/erf/erf.json,'
                     f'results/erf/erf_seeds12.json --ppl={ppl} --ppl_at=16 --out_dir={R} --name=recall', 'seconds'))
+    # the pretrained models, PAST_ONLY's methods at 2 L_tr only (on SmolLM2 a variant's 2.2M of its 3.9M tokens)
     out.append(prepare('recall', 'smollm2'))
-    smol = f'--ckpt=smollm2 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
-    for name, opts in (('plain', '--lm_infinite=True --windowed=True'),
-                       ('yarn2', '--rope_scaling=yarn --rope_scale=2'),
-                       ('dynamic2', '--rope_scaling=dynamic --rope_scale=2'),
-                       ('pi2', '--rope_scaling=pi --rope_scale=2'),
-                       ('stream', '--no_vanilla=True --cache_window=2048 --n_starting=4'),
-                       ('stream_nosinks', '--no_vanilla=True --cache_window=2048 --n_starting=0')):
-        out.append(step('recall', f'python -m analysis.recall {smol} {opts} --name=smollm2_{name}',
-                        '48 h' if name == 'plain' else '16 h', reuse=True))
+    for name, opts, cost in (('plain', '', '16 h'), ('yarn2', '--rope_scaling=yarn --rope_scale=2', '16 h'),
+                             ('dynamic2', '--rope_scaling=dynamic --rope_scale=2', '12 h'),
+                             ('pi2', '--rope_scaling=pi --rope_scale=2', '16 h'),
+                             ('lminf', '--no_vanilla=True --lm_infinite=True', '12 h'),
+                             ('windowed', '--no_vanilla=True --windowed=True', '12 h'),
+                             ('stream2048', '--no_vanilla=True --cache_window=2048 --n_starting=4', '16 h'),
+                             ('stream2048_nosinks', '--no_vanilla=True --cache_window=2048 --n_starting=0', '16 h')):
+        out.append(step('recall', pretrained_recall('smollm2', name, opts), cost, reuse=True))
     out.append(prepare('recall', 'gemma3'))
-    gemma = f'--ckpt=gemma3 --lengths=0.25,0.5,1,2 --span=64 --n=16 --ratio=4 --threads=1 --out_dir={R}'
-    for name, opts in (('plain', '--lm_infinite=True --windowed=True --windowed_at=512'),
-                       ('yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2')):
-        out.append(step('recall', f'python -m analysis.recall {gemma} {opts} --name=gemma3_{name}',
-                        '570 h' if name == 'plain' else '190 h', reuse=True))
+    for name, opts, cost in (('plain', '--windowed=True --windowed_at=512', '380 h'),
+                             ('lminf', '--no_vanilla=True --lm_infinite=True', '130 h'),
+                             ('yarn2', '--extend_layers=global --rope_scaling=yarn --rope_scale=2', '190 h')):
+        out.append(step('recall', pretrained_recall('gemma3', name, opts), cost, reuse=True))
     return out
-
-
-# Up to L_tr (the prompt and its answer budget) these see what the plain model sees: dynamic NTK scales nothing, and
-# LM-Infinite's keys (L_tr and the sinks), a window of L_tr and a stream of W = L_tr keys hold the whole input. So they
-# answer as it does (tests/test_ruler.py), and run at 2 L_tr only, beside the plain model's cells below it.
-PAST_ONLY = {('smollm2', 'dynamic2'), ('smollm2', 'lminf'), ('smollm2', 'windowed'), ('smollm2', 'stream'),
-             ('gemma3', 'lminf')}
 
 
 def ruler():
