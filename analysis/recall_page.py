@@ -330,8 +330,8 @@ def verdict_table(rows, at):
 
 def seeds_table(rows, at):
     """Chapter 4's question again with the seed as the unit, a line per row and kind holding two seeds or more: each
-    seed's ratio, the horizon and the test at the largest d > L_tr over the seeds, the verdict and whether it is the
-    spans' one."""
+    seed's ratio (seed 0 first), the horizon and the test at the largest d > L_tr over the seeds, the verdict and
+    whether it is the spans' one."""
     lines = []
     for r, name in zip(rows, row_names(rows)):
         for kind, v in r['verdicts'].items():
@@ -339,7 +339,7 @@ def seeds_table(rows, at):
             over = rec and rec['over_seeds']
             if not over:
                 continue
-            ratios = [r['ppl']['seed_ratios'][c] for c in rec['runs'] if c in r['ppl']['seed_ratios']]
+            ratios = [r['ppl']['seed_ratios'][c] for c in sorted(rec['runs']) if c in r['ppl']['seed_ratios']]
             far = over['far']
             test = [far['d'], f"{far['benefit']:.4f}", f"{far['p']:.2g}"] if far else [''] * 3
             lines.append([name, r['variant'], kind, rec['seeds'], ', '.join(f'{x:.3f}' for x in ratios),

@@ -158,7 +158,7 @@ def test_the_seed_as_the_unit_by_hand(files):
     assert text['horizon (seeds)'] == '16' and text['verdict (seeds)'] == 'neither'  # the spans': recall past L_tr
     assert text["same as the spans'"] == 'no' and seeds['alibi', 'vanilla', 'random']["same as the spans'"] == 'yes'
     assert seeds['alibi', 'windowed@L_tr', 'text']['verdict (seeds)'] == 'flat, no recall past L_tr'
-    assert text["each seed's ppl 2x / 1x"] == '1.200, 1.050' and text['flat seeds'] == '1 of 2'
+    assert text["each seed's ppl 2x / 1x"] == '1.200, 1.050' and text['flat seeds'] == '1 of 2'  # alibi-s0, -s1
     assert ('rope', 'vanilla', 'text') not in seeds  # not probed: no line
 
 
