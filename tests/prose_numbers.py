@@ -1629,9 +1629,20 @@ q('the text benefit is {:.3f} at d = {} and {:.3f} at d = {} (p = {:.2g}), and r
 q('Its horizon of {} and', "next(v for v in probe()['verdicts'] if v['kind'] == 'text' and v['mult'] == 16)"
   "['horizon'] if all(v['horizon'] == 0 for v in probe()['verdicts'] if v['kind'] == 'random' "
   "and v['mult'] > 1) else None")
+FAR1 = "max(probe(seed=1)['cells'], key=lambda c: c['benefit'] if c['mult'] == 16 else -1)"
+q('Seed 1 copies\ntext inside L_tr about as little ({:.3f} at d = {} at {:g} L_tr) and random tokens not significantly '
+  '({:.3f} at d = {},\np = {:.2g}); at {:g} L_tr', f"{C1.format('text', 1, 64)}['benefit']", "64", "1",
+  f"{C1.format('random', 1, 32)}['benefit']", f"32 if {V1.format('random', 1)}['horizon'] == 0 else None",
+  f"{C1.format('random', 1, 32)}['p']", "16")
+q('it recalls nothing at any d (at most {:.3f}\nnats/token, p = {:.2g}).',
+  f"{FAR1}['benefit'] if {V1.format('text', 16)}['horizon'] == {V1.format('random', 16)}['horizon'] == 0 else None",
+  f"{FAR1}['p']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q('where its perplexity is {:.3f} times its\n1x', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)")
-q('its perplexity explodes ({:.3f} for seed {})', "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)", "0")
+q('where its perplexity is {:.3f} times its 1x, it recalls nothing',
+  "ppl('sinusoidal-s1', 16) / ppl('sinusoidal-s1', 1)")
+q('its perplexity explodes ({:.3f} for seed {}, {:.3f} for seed {})',
+  "ppl('sinusoidal-s0', 16) / ppl('sinusoidal-s0', 1)", "0", "ppl('sinusoidal-s1', 16) / ppl('sinusoidal-s1', 1)", "1")
 
 # results/recall (#72): NoPE
 q = at('results/recall/README.md', 'results/recall/tiny_none.json')

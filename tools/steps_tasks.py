@@ -11,7 +11,7 @@ says what a step is):
            template against RULER's base template), then NIAH single 1-3 and variable tracking for every method at
            every length (PAST_ONLY's methods, the plain model's equals up to L_tr, at 2 L_tr), then the other tasks
 
-Costs were measured on this 2-core machine with other work beside (analysis.recall: 6-40 CPU-minutes a tiny checkpoint
+Costs were measured on this 2-core machine with other work beside (analysis.recall: 5-40 CPU-minutes a tiny checkpoint
 at n = 64, and on SmolLM2 ~160 tokens a CPU-second at 0.25 and 0.5 L_tr and 80-100 at 1 L_tr, where a variant runs
 3.9M tokens over the four lengths, 2.2M of them at 2 L_tr, and on Gemma 3 15.5M; analysis.ruler on SmolLM2, a sample
 of each of NIAH single 1-3 and variable tracking: 37 CPU-s at 0.25 L_tr, 106 at 0.5, 295 at 1 L_tr, and NIAH single 1
@@ -52,7 +52,7 @@ def recall():
     for pe in TINY:
         runs = f'out/lm/{pe}-s[0-9]*'
         out.append(step('recall', f'python -m analysis.recall --ckpt={runs} --lengths=1,4,16 --n=64 --span=32 '
-                        f'--threads=1 --out_dir={R} --name=tiny_{pe}', '6-40 min a seed', reuse=True,
+                        f'--threads=1 --out_dir={R} --name=tiny_{pe}', '5-40 min a seed', reuse=True,
                         wait=functools.partial(thesis_wait, runs)))
     for pe in VARIANTS:
         run = f'out/lm/{pe}-s0'
