@@ -195,7 +195,7 @@ q('Last token, N = {}: ALiBi {:ppl} → {:ppl} (p = {:.3g}) |', "d['protocols'][
   "thesis_cell('t4_3', 'alibi', 1)['mean']", "thesis_cell('t4_3', 'alibi', 16)['mean']",
   "thesis_p('t4_3', 'alibi', 1, 16)")
 q('| {} seeds, paired t-tests over seeds |', "thesis_cell('t4_3', 'alibi', 1)['n']")
-q('| {} seeds, paired t-tests over seeds; recall: {} spans, seed {}, one-sided t-tests |',
+q('| {} seeds, paired t-tests; recall: {} spans, seed {}, one-sided t-tests |',
   "thesis_cell('t4_3', 'kerple_log', 1)['n']", "J('results/recall/tiny_kerple_log.json')['settings']['n']", "0")
 q('non-overlapping: KERPLE-log {:ppl} → {:ppl} at {:g}x, {:ppl} at {:g}x (p = {:.3g})',
   "thesis_cell('t3_3', 'kerple_log', 1)['mean']", "thesis_cell('t3_3', 'kerple_log', 4)['mean']", "4",
@@ -1273,7 +1273,7 @@ q('Recall at {:g}x: FoX none past d = {},', "16", "max(v['horizon'] for v in pro
 q = at('README.md', 'results/recall/tiny_kerple_power.json')
 q(', KERPLE-power none past {};', "max(v['horizon'] for v in probe()['verdicts'])")
 q = at('README.md', 'results/recall/tiny_sandwich.json')
-q('; Sandwich text only, {:.4f} nats/token at d = {:,};', f"{CELL.format('text', 16, 1024)}['benefit']",
+q('; Sandwich text only, {:.4f} at d = {:,};', f"{CELL.format('text', 16, 1024)}['benefit']",
   f"1024 if {VERDICT.format('random', 16)}['horizon'] <= probe()['L_tr'] else None")
 q = at('results/ruler/README.md', 'results/ruler/smollm2_plain.json')
 RU = "next(r for r in d['results'] if r['task'] == {!r} and r['mult'] == 0.25)"
@@ -1325,6 +1325,17 @@ q('at {:g} L_tr, {:.1f} against {:.1f} (+{:.1f}; {} better, {} worse, p = {:.2g}
 q('at {:g} L_tr {:.1f}, {:.1f} and {:.1f} against {:.1f}, {:.1f}\n  and {:.1f}.', "0.25",
   *[f"{Y}['scores'][{t!r}]" for t in ('niah_single_2', 'niah_single_3', 'vt')],
   *[f"{P}['scores'][{t!r}]" for t in ('niah_single_2', 'niah_single_3', 'vt')])
+Y2, P2 = RP.format('smollm2+yarn2', 2.0), RP.format('smollm2', 2.0)
+q('NIAH single 1 at {:g} L_tr, n = {}; its other tasks there under way):\nwhere the plain model finds no needle '
+  '(it scores {:.1f}, at a perplexity of {:.1f}), YaRN finds {:.1f}', "2",
+  f"{Y2}['n']['niah_single_1'] if {P2}['n']['niah_single_1'] == {Y2}['n']['niah_single_1'] else None",
+  f"{P2}['scores']['niah_single_1']", f"{P2}['ppl']", f"{Y2}['scores']['niah_single_1']")
+q('at a\nperplexity of {:.3f} ({} samples better, none worse, sign test p = {:.2g}).', f"{Y2}['ppl']",
+  f"{Y2}['vs_plain']['wins'] if {Y2}['vs_plain']['losses'] == 0 else None", f"{Y2}['vs_plain']['p']")
+q = at('results/ruler/README.md', 'results/ruler/smollm2_yarn2.json')
+q('YaRN finds {:.1f} [{:.1f}, {:.1f}]', *[f"next(r for r in d['results'] if r['task'] == 'niah_single_1' and "
+                                          f"r['mult'] == 2){x}" for x in ("['score']", "['ci95'][0]", "['ci95'][1]")])
+q = at('results/ruler/README.md', 'results/ruler/ruler.json')
 
 PI, PI5 = RP.format('smollm2+pi2', 0.25), RP.format('smollm2+pi2', 0.5)
 q('partial: {:g} and {:g} L_tr done, n = {} a task). It scores\n{:.1f} on every task at both lengths: against plain '
@@ -1352,12 +1363,16 @@ q('A\nSmolLM2 sample costs {:.1f} CPU-s at {:g} L_tr, {:.1f} at {:g}, {:.1f} at 
 
 # README's RULER finding (#73), in the YaRN row
 q = at('README.md', 'results/ruler/ruler.json')
-q('SmolLM2 inside L_tr: YaRN (s = {}) retrieves more than RoPE at a worse perplexity; untuned PI retrieves nothing',
-  "2 if " + Y + "['ppl'] > " + P + "['ppl'] and " + Y + "['average'] > " + P + "['average'] else None")
-q("RULER's average at {:g} L_tr {:.1f} against {:.1f} (p = {:.2g}), perplexity {:.3f} against {:.3f}; PI {:.1f} |",
+q('On SmolLM2 YaRN (s = {}) retrieves more than RoPE (inside L_tr at a worse perplexity), untuned PI nothing |',
+  "2 if " + Y + "['ppl'] > " + P + "['ppl'] and " + Y + "['average'] > " + P + "['average'] and " + Y2
+  + "['scores']['niah_single_1'] > " + P2 + "['scores']['niah_single_1'] else None")
+q("RULER's average at {:g} L_tr {:.1f} against {:.1f} (p = {:.2g}), perplexity {:.3f} against {:.3f}; PI {:.1f}. "
+  "At {:g} L_tr NIAH single 1: {:.1f} against {:.1f} (p = {:.2g}) |",
   "0.25", f"{Y}['average']", f"{P}['average']", f"{Y}['vs_plain']['p']", f"{Y}['ppl']", f"{P}['ppl']",
-  f"{PI}['average'] if {PI5}['average'] == {PI}['average'] else None")
-q('RULER: {} tasks x {} samples; paired sign test', f"len({Y}['scores'])", f"{Y}['n']['niah_single_1']")
+  f"{PI}['average'] if {PI5}['average'] == {PI}['average'] else None", "2", f"{Y2}['scores']['niah_single_1']",
+  f"{P2}['scores']['niah_single_1']", f"{Y2}['vs_plain']['p']")
+q('RULER: {} samples a task; paired sign test', f"{Y}['n']['niah_single_1'] if {Y2}['n']['niah_single_1'] == "
+  f"{Y}['n']['niah_single_1'] else None")
 
 # results/ruler (#73): our cells rescored by RULER's own code
 q = at('results/ruler/README.md', 'results/ruler/rulers_scoring.json')
