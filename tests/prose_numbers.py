@@ -1210,11 +1210,12 @@ q = at('results/ruler/README.md', 'results/ruler/smollm2_base_niah1.json')
 q("- RULER's base template: {:.1f} [{:.1f}, {:.1f}]", "d['results'][0]['score']", "d['results'][0]['ci95'][0]",
   "d['results'][0]['ci95'][1]")
 
-# results/recall (#72): a cell of a probe's row (kind, L_ex / L_tr, d) and a verdict (kind, L_ex / L_tr), seed 0's
-# and seed 1's, each row picked by its seed's name (probe): the JSON lists seeds in the order they were probed
+# results/recall (#72): a cell of a probe's row (kind, L_ex / L_tr, d) and a verdict (kind, L_ex / L_tr), seed 0's,
+# seed 1's and seed 2's, each row picked by its seed's name (probe): the JSON lists seeds in the order they were probed
 CELL = "next(c for c in probe()['cells'] if c['kind'] == {!r} and c['mult'] == {} and c['d'] == {})"
 VERDICT = "next(v for v in probe()['verdicts'] if v['kind'] == {!r} and v['mult'] == {})"
 C1, V1 = CELL.replace('probe()', 'probe(seed=1)'), VERDICT.replace('probe()', 'probe(seed=1)')
+C2, V2 = CELL.replace('probe()', 'probe(seed=2)'), VERDICT.replace('probe()', 'probe(seed=2)')
 
 # results/recall (#72): ALiBi's recall benefit by distance at 16 L_tr
 q = at('results/recall/README.md', 'results/recall/tiny_alibi.json')
@@ -1235,7 +1236,13 @@ q('Seed 1 reads further: at {:g} L_tr text {:.3f} at\nd = {:,} and {:.4f} at d =
   f"{C1.format('text', 16, 2048)}['benefit']", f"{V1.format('text', 16)}['horizon']",
   f"{C1.format('text', 16, 2048)}['p']",
   f"{V1.format('random', 16)}['horizon']")
-q('n = {} spans per cell, seeds 0 and 1.', "d['settings']['n']")
+q('Seed 2 reads\nas far as seed 1: text {:.3f} at d = {:,} and {:.4f} at d = {:,} (p = {:.2g}), random tokens '
+  '{:.4f} there\n(p = {:.2g}).', f"{C2.format('text', 16, 1024)}['benefit']", "1024",
+  f"{C2.format('text', 16, 2048)}['benefit']",
+  f"{V2.format('text', 16)}['horizon'] if {V2.format('random', 16)}['horizon'] == {V1.format('text', 16)}['horizon'] "
+  "else None", f"{C2.format('text', 16, 2048)}['p']", f"{C2.format('random', 16, 2048)}['benefit']",
+  f"{C2.format('random', 16, 2048)}['p']")
+q('n = {} spans per cell, seeds 0-2.', "d['settings']['n']")
 
 q = at('results/recall/README.md', 'results/recall/tiny_rope.json')
 q('RoPE recalls less than ALiBi: {:.3f} nats/token at d = {} for text and {:.3f} for random tokens at {:g} L_tr.',
@@ -1385,13 +1392,17 @@ PAST = ("[(r['group'], k) for r in d['results'] for k, v in r['recall'].items() 
         "and v.get('over_seeds') and v['over_seeds']['horizon'] > r['L_tr']]")
 q('each seed\'s benefit at each d, its mean over the {}\nspans',
   "next(r for r in d['results'] if r['group'] == 'alibi')['recall']['text@16']['n']")
-q("only Sandwich's text is\nsignificant past L_tr over its {} seeds ({:.4f} nats/token at d = {:,}, p = {:.2g}). "
-  "ALiBi's text at d = {:,} ({:.3f},\np = {:.2g}) and KERPLE-log's at d = {:,} ({:.3f}, p = {:.2g}) are not",
-  f"{OVER.format('sandwich', 2048)}['n'] if {PAST} == [('sandwich', 'text@16')] else None",
-  f"{OVER.format('sandwich', 2048)}['benefit']",
-  f"2048 if {OVER.format('sandwich', 2048)}['significant'] else None", f"{OVER.format('sandwich', 2048)}['p']",
-  "1024", f"{OVER.format('alibi', 1024)}['benefit']", f"{OVER.format('alibi', 1024)}['p']", "4064",
-  f"{OVER.format('kerple_log', 4064)}['benefit']", f"{OVER.format('kerple_log', 4064)}['p']")
+q("ALiBi's {} seeds recall past L_tr: at {:g} L_tr text {:.3f}\nnats/token at d = {:,} (p = {:.2g}) and random tokens "
+  "{:.3f} (p = {:.2g})", f"{OVER.format('alibi', 1024)}['n']", "16", f"{OVER.format('alibi', 1024)}['benefit']",
+  f"1024 if {OVER.format('alibi', 1024)}['significant'] else None", f"{OVER.format('alibi', 1024)}['p']",
+  f"{OVER.replace('text', 'random').format('alibi', 1024)}['benefit']",
+  f"{OVER.replace('text', 'random').format('alibi', 1024)}['p']")
+q("Sandwich's text is significant past L_tr ({:.4f} at d = {:,}, p = {:.2g}), KERPLE-log's at d =\n{:,} ({:.3f}, p = "
+  "{:.2g}) is not", f"{OVER.format('sandwich', 2048)}['benefit']",
+  f"2048 if {OVER.format('sandwich', 2048)}['significant'] and {OVER.format('sandwich', 2048)}['n'] == 2 else None",
+  f"{OVER.format('sandwich', 2048)}['p']", "4064", f"{OVER.format('kerple_log', 4064)}['benefit']",
+  f"{OVER.format('kerple_log', 4064)}['p'] if {PAST} == [('alibi', 'text@16'), ('alibi', 'random@16'), "
+  "('sandwich', 'text@16')] else None")
 
 # results/recall (#72): KERPLE-log, and the windowed and LM-Infinite rows
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log.json')
