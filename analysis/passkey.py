@@ -26,7 +26,7 @@ from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, 
 from lexgpt.loading import get_tokenizer, load_runs
 from lexgpt.outputs import md_table, plt, write_outputs
 from lexgpt.progress import Meter, Progress
-from lexgpt.resume import Previous
+from lexgpt.resume import Previous, cells_so_far
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -180,14 +180,6 @@ def cell_key(row, cell):
     return row['ckpt'], row['variant'], cell['mult'], cell['depth']
 
 
-def so_far(rows, prev):
-    """The rows scored so far and, after them, every reused cell they do not hold yet: a stopped run loses none."""
-    rest = {}
-    for row, cell in prev.rest([(r, c) for r in rows for c in r['cells']]):
-        rest.setdefault((row['ckpt'], row['variant']), dict(row, cells=[]))['cells'].append(cell)
-    return rows + list(rest.values())
-
-
 def payload(cfg, keys, results, bos=None):
     return dict(style=cfg['style'], keys=keys, depths=cfg['depths'], lengths=cfg['lengths'], settings=dict(bos=bos),
                 results=results)
@@ -267,7 +259,7 @@ def main(cfg):
             head = dict(ckpt=r.name, pe=r.pe, L_tr=r.L_tr, variant=label)
             # the JSON after every cell, marked partial (as extrapolate.py's) until the report replaces it
             save = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
-                payload(cfg, keys, so_far(out + [dict(head, cells=cells)], prev), bos), partial=True))
+                payload(cfg, keys, cells_so_far(out + [dict(head, cells=cells)], prev), bos), partial=True))
             try:
                 with Meter() as meter:
                     cells = measure(cfg, r, label, kw, keys, tok.encode, prev, save, bos)

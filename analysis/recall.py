@@ -58,7 +58,7 @@ from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, r
 from lexgpt.loading import data_of, load_runs
 from lexgpt.outputs import write_outputs
 from lexgpt.progress import Meter, Progress
-from lexgpt.resume import Previous, throttled
+from lexgpt.resume import Previous, cells_so_far, throttled
 from lexgpt.streaming import stream_refusal
 from model import KVCache
 
@@ -331,14 +331,6 @@ def previous_cells(path, settings, spans):
                     rows=lambda data: [(r, c) for r in data['results'] for c in r['cells']])
 
 
-def so_far(rows, prev):
-    """The rows scored so far and, after them, every reused cell they do not hold yet: a stopped run loses none."""
-    rest = {}
-    for row, cell in prev.rest([(r, c) for r in rows for c in r['cells']]):
-        rest.setdefault((row['ckpt'], row['variant']), dict(row, cells=[]))['cells'].append(cell)
-    return rows + list(rest.values())
-
-
 def payload(probe, settings, results):
     return dict(settings=settings, ci_method=CI_METHOD, layout=LAYOUT, spans=probe.spans,
                 fillers={str(L): f for L, f in sorted(probe.fillers.items())}, vocab_size_random=probe.vocab_size,
@@ -418,13 +410,13 @@ def main(cfg):
             head = dict(ckpt=r.name, group=r.group, pe=r.pe, L_tr=r.L_tr, iters=r.iters, variant=label,
                         windows=windows)
             write = lambda cells: write_outputs(cfg['out_dir'], cfg['name'], dict(
-                payload(probe, settings, so_far(out + [dict(head, cells=cells)], prev)), partial=True), say=False)
+                payload(probe, settings, cells_so_far(out + [dict(head, cells=cells)], prev)), partial=True), say=False)
             with Meter() as meter:
                 cells = measure(cfg, probe, r, label, kw, stream, prev, write)  # writes as each length ends
             verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)
                         for mult in dict.fromkeys(c['mult'] for c in cells) for k in cfg['kinds']) if v]
             out.append(dict(head, cells=cells, verdicts=verdicts, **meter.record()))
-    report(cfg, probe, settings, so_far(out, prev))
+    report(cfg, probe, settings, cells_so_far(out, prev))
     return out
 
 

@@ -99,3 +99,18 @@ def throttled(seconds, save):
             save(*args)
             last[0] = time.perf_counter()
     return f
+
+
+def cells_so_far(rows, prev):
+    """A partial JSON of runs whose rows hold cells (analysis.recall, analysis.passkey): the rows scored so far with
+    every reused cell they do not hold yet after their own, in the row of its run and variant (one row each, a row of
+    its own where that run has not begun): a stopped run loses none. prev: a Previous keyed by (row, cell) pairs."""
+    out = [dict(r, cells=list(r['cells'])) for r in rows]
+    by_key = {(r['ckpt'], r['variant']): r for r in out}
+    for row, cell in prev.rest([(r, c) for r in rows for c in r['cells']]):
+        key = (row['ckpt'], row['variant'])
+        if key not in by_key:
+            by_key[key] = dict(row, cells=[])
+            out.append(by_key[key])
+        by_key[key]['cells'].append(cell)
+    return out

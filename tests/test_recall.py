@@ -18,6 +18,7 @@ from analysis.recall_inputs import cell_inputs, distance_grid, draw_fillers, dra
 from lexgpt import evaluation, progress
 from lexgpt.config import ConfigError, parse_config
 from lexgpt.evaluation import VARIANT_DEFAULTS, variants
+from lexgpt.resume import cells_so_far
 from lexgpt.streaming import stream_losses, stream_refusal
 from model import GPT, GPTConfig
 
@@ -343,11 +344,18 @@ def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, 
         rc.main(cfg)
     part = json.load(open(tmp_path / 'out' / 'recall.json'))
     cells = part['results'][0]['cells']
+    drop = lambda c: {k: v for k, v in c.items() if k != 'spans_scored_before'}
     assert part['partial'] and [c['benefit'] is None for c in cells] == [False] * 3 + [True] * 4
     assert all(len(c['spans_so_far']) == 1 for c in cells[3:])
+    # stopped again before its first new span: one row per run and variant still, its cells those it was given
+    monkeypatch.setattr(rc, 'batch_pairs', helpers.stop_at_call(1, real)[0])
+    with pytest.raises(KeyboardInterrupt):
+        rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json'), name='twice'))
+    twice = json.load(open(tmp_path / 'out' / 'twice.json'))['results']
+    assert len(twice) == 1 and [drop(c) for c in twice[0]['cells']] == [drop(c) for c in cells]
+    monkeypatch.setattr(rc, 'batch_pairs', stopping)
     calls.clear()
     again = rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json')))
-    drop = lambda c: {k: v for k, v in c.items() if k != 'spans_scored_before'}
     assert [drop(c) for c in again[0]['cells']] == full[0]['cells'] and len(calls) == 3
     assert [c.get('spans_scored_before') for c in again[0]['cells']] == [None] * 3 + [1] * 4
     with pytest.raises(ConfigError, match='was made with settings'):
@@ -409,14 +417,16 @@ def test_a_models_bos_is_kept_out_of_the_random_spans_and_recorded(tmp_path, mon
 
 
 def test_so_far_carries_each_reused_cell_once_and_leaves_the_file_alone(tmp_path):
-    """A partial JSON holds the cells scored so far and, once each, the file's cells not reached yet."""
+    """A partial JSON holds the cells scored so far and, once each, the file's cells not reached yet: in the row of
+    their run and variant, after its own (one row each), or in a row of their own for a run not begun."""
     cell = lambda d: dict(kind='text', mult=1.0, d=d, benefit=0.1)
     old = dict(ckpt='a-s0', variant='vanilla', iters=5, cells=[cell(4), cell(8), cell(12)])
+    later = dict(old, ckpt='a-s1', cells=[cell(4)])
     path = tmp_path / 'old.json'
-    path.write_text(json.dumps(dict(settings={'n': 4}, spans={}, results=[old])))
+    path.write_text(json.dumps(dict(settings={'n': 4}, spans={}, results=[old, later])))
     prev = rc.previous_cells(str(path), {'n': 4}, {})
-    got = rc.so_far([dict(old, cells=[cell(4)])], prev)
-    assert [[c['d'] for c in r['cells']] for r in got] == [[4], [8, 12]]
+    got = cells_so_far([dict(old, cells=[cell(4)])], prev)
+    assert [(r['ckpt'], [c['d'] for c in r['cells']]) for r in got] == [('a-s0', [4, 8, 12]), ('a-s1', [4])]
     assert [c['d'] for c in prev.data['results'][0]['cells']] == [4, 8, 12]
 
 
