@@ -1299,10 +1299,15 @@ q('at {:g} L_tr {:.3f} nats/token at d = {} for text, {:.4f} at d = {:,}, and ra
   f"{CELL.format('text', 16, 1024)}['benefit']", "1024", "32", f"{CELL.format('random', 16, 32)}['benefit']",
   f"{CELL.format('random', 16, 32)}['p']")
 q('Seed 1 reads text as far ({:.4f} at d = {:,}, its horizon {:,}) and random\n  tokens at no d, not even '
-  'd = {} ({:.3f}, p = {:.2g}).', f"{C1.format('text', 16, 1024)}['benefit']", "1024",
+  'd = {} ({:.3f}, p = {:.2g});', f"{C1.format('text', 16, 1024)}['benefit']", "1024",
   f"{V1.format('text', 16)}['horizon']",
   f"32 if all(v['horizon'] == 0 for v in probe(seed=1)['verdicts'] if v['kind'] == 'random') else None",
   f"{C1.format('random', 16, 32)}['benefit']", f"{C1.format('random', 16, 32)}['p']")
+q('seed 2 reads text as far too ({:.4f} at d = {:,},\n  p = {:.2g}) and random tokens up to d = {} ({:.3f}, '
+  'p = {:.2g}).',
+  f"{C2.format('text', 16, 2048)}['benefit']", f"{V2.format('text', 16)}['horizon']",
+  f"{C2.format('text', 16, 2048)}['p']", f"{V2.format('random', 16)}['horizon']",
+  f"{C2.format('random', 16, 32)}['benefit']", f"{C2.format('random', 16, 32)}['p']")
 q = at('results/recall/README.md', 'results/ppl/ppl_last_token.json')
 q("Sandwich is flat ({:.3f}, a ratio of {} seeds' means)", "ppl('sandwich', 16) / ppl('sandwich', 1)",
   "grp(group='sandwich', mult=16)['n']")
@@ -1397,12 +1402,16 @@ q("ALiBi's {} seeds recall past L_tr: at {:g} L_tr text {:.3f}\nnats/token at d 
   f"1024 if {OVER.format('alibi', 1024)}['significant'] else None", f"{OVER.format('alibi', 1024)}['p']",
   f"{OVER.replace('text', 'random').format('alibi', 1024)}['benefit']",
   f"{OVER.replace('text', 'random').format('alibi', 1024)}['p']")
-q("Sandwich's text is significant past L_tr ({:.4f} at d = {:,}, p = {:.2g}), KERPLE-log's at d =\n{:,} ({:.3f}, p = "
-  "{:.2g}) is not", f"{OVER.format('sandwich', 2048)}['benefit']",
-  f"2048 if {OVER.format('sandwich', 2048)}['significant'] and {OVER.format('sandwich', 2048)}['n'] == 2 else None",
-  f"{OVER.format('sandwich', 2048)}['p']", "4064", f"{OVER.format('kerple_log', 4064)}['benefit']",
+q("Sandwich's {} seeds recall text past L_tr ({:.4f} at d = {:,}, p = {:.2g}) and random tokens no further than d = {}"
+  "\n({:.3f}, p = {:.2g})", f"{OVER.format('sandwich', 2048)}['n']", f"{OVER.format('sandwich', 2048)}['benefit']",
+  f"2048 if {OVER.format('sandwich', 2048)}['significant'] else None", f"{OVER.format('sandwich', 2048)}['p']",
+  "next(r for r in d['results'] if r['group'] == 'sandwich')['recall']['random@16']['over_seeds']['horizon']",
+  f"{OVER.replace('text', 'random').format('sandwich', 32)}['benefit']",
+  f"{OVER.replace('text', 'random').format('sandwich', 32)}['p']")
+q("KERPLE-log's text at d = {:,} ({:.3f}, p = {:.2g}) is not significant", "4064",
+  f"{OVER.format('kerple_log', 4064)}['benefit']",
   f"{OVER.format('kerple_log', 4064)}['p'] if {PAST} == [('alibi', 'text@16'), ('alibi', 'random@16'), "
-  "('sandwich', 'text@16')] else None")
+  f"('sandwich', 'text@16')] and {OVER.format('kerple_log', 4064)}['n'] == 2 else None")
 
 # results/recall (#72): KERPLE-log, and the windowed and LM-Infinite rows
 q = at('results/recall/README.md', 'results/recall/tiny_kerple_log.json')
