@@ -195,8 +195,12 @@ q('Last token, N = {}: ALiBi {:ppl} → {:ppl} (p = {:.3g}) |', "d['protocols'][
   "thesis_cell('t4_3', 'alibi', 1)['mean']", "thesis_cell('t4_3', 'alibi', 16)['mean']",
   "thesis_p('t4_3', 'alibi', 1, 16)")
 q('| {} seeds, paired t-tests over seeds |', "thesis_cell('t4_3', 'alibi', 1)['n']")
-q('| {} seeds, paired t-tests; recall: {} spans, seed {}, one-sided t-tests |',
-  "thesis_cell('t4_3', 'kerple_log', 1)['n']", "J('results/recall/tiny_kerple_log.json')['settings']['n']", "0")
+q('| {} seeds, paired t-tests; recall: {} spans, seed {}, one-sided t-tests (ALiBi, Sandwich: {} seeds agree) |',
+  "thesis_cell('t4_3', 'kerple_log', 1)['n']", "J('results/recall/tiny_kerple_log.json')['settings']['n']", "0",
+  "min(len(r['runs']) for r in J('results/recall/recall.json')['results'] if r['group'] in ('alibi', 'sandwich') "
+  "and r['variant'] == 'vanilla') if all(v['over_seeds']['verdict'] == "
+  "v['verdict'] for r in J('results/recall/recall.json')['results'] if r['group'] in ('alibi', 'sandwich') "
+  "and r['variant'] == 'vanilla' for v in r['verdicts'].values()) else None")
 q('non-overlapping: KERPLE-log {:ppl} → {:ppl} at {:g}x, {:ppl} at {:g}x (p = {:.3g})',
   "thesis_cell('t3_3', 'kerple_log', 1)['mean']", "thesis_cell('t3_3', 'kerple_log', 4)['mean']", "4",
   "thesis_cell('t3_3', 'kerple_log', 16)['mean']", "16", "thesis_p('t3_3', 'kerple_log', 1, 16)")
