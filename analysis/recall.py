@@ -415,9 +415,19 @@ def main(cfg):
                 cells = measure(cfg, probe, r, label, kw, stream, prev, write)  # writes as each length ends
             verdicts = [v for v in (row_verdict([c for c in cells if c['kind'] == k and c['mult'] == mult], r.L_tr)
                         for mult in dict.fromkeys(c['mult'] for c in cells) for k in cfg['kinds']) if v]
-            out.append(dict(head, cells=cells, verdicts=verdicts, **meter.record()))
+            out.append(dict(head, cells=cells, verdicts=verdicts, **kept_record(prev, head, cells, meter.record())))
     report(cfg, probe, settings, cells_so_far(out, prev))
     return out
+
+
+def kept_record(prev, head, cells, record):
+    """A run whose cells all came from the --reuse file keeps that file's record of what they cost (its seconds,
+    threads, memory), not the moments it took to read them back."""
+    old = next((o for o in (prev.data or {}).get('results', [])
+                if (o['ckpt'], o['variant']) == (head['ckpt'], head['variant'])), None)
+    if old is None or old.get('cells') != cells or 'seconds' not in old:
+        return record
+    return {k: old[k] for k in record if k in old}
 
 
 def report(cfg, probe, settings, rows):
