@@ -1349,6 +1349,17 @@ q('NIAH single 1 at {:g} L_tr, n = {}; its other tasks there under way):\nwhere 
   f"{P2}['scores']['niah_single_1']", f"{P2}['ppl']", f"{Y2}['scores']['niah_single_1']")
 q('at a\nperplexity of {:.3f} ({} samples better, none worse, sign test p = {:.2g}).', f"{Y2}['ppl']",
   f"{Y2}['vs_plain']['wins'] if {Y2}['vs_plain']['losses'] == 0 else None", f"{Y2}['vs_plain']['p']")
+L2 = RP.format('smollm2', 2.0).replace("r['mult'] == 2.0", "r['mult'] == 2.0 and r['variant'] != 'vanilla'")
+q('NIAH single 1 at {:g} L_tr,\nn = {}; its other tasks there under way): {:.1f}', "2", f"{L2}['n']['niah_single_1']",
+  f"{L2}['scores']['niah_single_1']")
+q('where the plain model scores {:.1f} ({} samples better, none\nworse, sign test p = {:.2g}), at a perplexity of '
+  "{:.3f}. So its flat perplexity comes with retrieval, but less of it\nthan YaRN's {:.1f} on the same samples.",
+  f"{P2}['scores']['niah_single_1']", f"{L2}['vs_plain']['wins'] if {L2}['vs_plain']['losses'] == 0 else None",
+  f"{L2}['vs_plain']['p']", f"{L2}['ppl']",
+  f"{Y2}['scores']['niah_single_1'] if {Y2}['scores']['niah_single_1'] > {L2}['scores']['niah_single_1'] else None")
+q = at('results/ruler/README.md', 'results/ruler/smollm2_lminf.json')
+NIAH1_2X = "next(r for r in d['results'] if r['task'] == 'niah_single_1' and r['mult'] == 2)"
+q('{:.1f} [{:.1f}, {:.1f}] where the plain', *[NIAH1_2X + x for x in ("['score']", "['ci95'][0]", "['ci95'][1]")])
 q = at('results/ruler/README.md', 'results/ruler/smollm2_yarn2.json')
 q('YaRN finds {:.1f} [{:.1f}, {:.1f}]', *[f"next(r for r in d['results'] if r['task'] == 'niah_single_1' and "
                                           f"r['mult'] == 2){x}" for x in ("['score']", "['ci95'][0]", "['ci95'][1]")])
