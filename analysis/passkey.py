@@ -26,7 +26,7 @@ from lexgpt.evaluation import (BOS_DEFAULTS, check_settings, ex_len, extension, 
 from lexgpt.loading import get_tokenizer, load_runs
 from lexgpt.outputs import md_table, plt, write_outputs
 from lexgpt.progress import Meter, Progress
-from lexgpt.resume import Previous, cells_so_far
+from lexgpt.resume import Previous, cells_so_far, kept_record
 
 DEFAULTS = dict(
     ckpt=[],                    # checkpoint files, out/<run> folders or globs ('out/lm/*-s0')
@@ -268,7 +268,7 @@ def main(cfg):
                     raise
                 print(f"{r.name:>18} {label:>16}: skipped ({e})")
                 continue
-            out.append(dict(head, cells=cells, **meter.record()))
+            out.append(dict(head, cells=cells, **kept_record(prev, head, cells, meter.record())))
     report(cfg, out, keys, len(runs) * len(specs), tok.vocab_size, bos)
     return out
 

@@ -58,7 +58,7 @@ from lexgpt.evaluation import BOS_DEFAULTS, check_settings, ex_len, extension, r
 from lexgpt.loading import data_of, load_runs
 from lexgpt.outputs import write_outputs
 from lexgpt.progress import Meter, Progress
-from lexgpt.resume import Previous, cells_so_far, throttled
+from lexgpt.resume import Previous, cells_so_far, kept_record, throttled
 from lexgpt.streaming import stream_refusal
 from model import KVCache
 
@@ -418,16 +418,6 @@ def main(cfg):
             out.append(dict(head, cells=cells, verdicts=verdicts, **kept_record(prev, head, cells, meter.record())))
     report(cfg, probe, settings, cells_so_far(out, prev))
     return out
-
-
-def kept_record(prev, head, cells, record):
-    """A run whose cells all came from the --reuse file keeps that file's record of what they cost (its seconds,
-    threads, memory), not the moments it took to read them back."""
-    old = next((o for o in (prev.data or {}).get('results', [])
-                if (o['ckpt'], o['variant']) == (head['ckpt'], head['variant'])), None)
-    if old is None or old.get('cells') != cells or 'seconds' not in old:
-        return record
-    return {k: old[k] for k in record if k in old}
 
 
 def report(cfg, probe, settings, rows):

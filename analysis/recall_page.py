@@ -139,10 +139,11 @@ def over_seeds(runs, cells, floor, L_tr):
     d > L_tr. The span-level test holds the trained weights fixed; this one asks whether another seed would recall."""
     if len(runs) < 2:
         return None
+    where = lambda c: (c['kind'], c['mult'], c['d'])
+    by_run = [{where(x): x for x in o['cells']} for o in runs]
     tested = []
     for c in cells:
-        got = [x for o in runs for x in o['cells'] if (x['kind'], x['mult'], x['d']) == (c['kind'], c['mult'], c['d'])]
-        s = summary([[x['loss_repeat'], x['loss_control']] for x in got], floor)
+        s = summary([[x[where(c)]['loss_repeat'], x[where(c)]['loss_control']] for x in by_run], floor)
         tested.append(dict(d=c['d'], **{f: s[f] for f in ('benefit', 'ci95', 'p', 'significant', 'n')}))
     far = [c for c in tested if c['d'] > L_tr]
     return dict(horizon=max([c['d'] for c in tested if c['significant']], default=0), far=far[-1] if far else None,

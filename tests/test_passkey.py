@@ -163,7 +163,8 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     stopped = json.loads((tmp_path / 'res' / 'passkey.json').read_text())
     rows = stopped['results']
     assert stopped['partial'] is True
-    kept = [c for r in rows for c in r['cells']]  # depth 1, reused but not reached, follows in a row of its own
+    kept = [c for r in rows for c in r['cells']]  # depth 1, reused but not reached, follows in the run's row
+    assert len(rows) == 1
     assert [c['depth'] for c in kept] == [0, 0.25, 0.5, 1]
     assert kept[0] == first[0] and kept[3] == first[1]
     scored.clear()
@@ -171,6 +172,10 @@ def test_reuse_keeps_scored_cells_and_a_stopped_run_keeps_what_it_scored(tmp_pat
     assert scored == [2]  # only depth 0.75 was scored
     assert again[:3] == kept[:3] and again[4] == kept[3]
     assert 'partial' not in json.loads((tmp_path / 'res' / 'passkey.json').read_text())
+    # once more on the finished file: every cell read back, the record of what they cost kept
+    finished = json.loads((tmp_path / 'res' / 'passkey.json').read_text())['results'][0]
+    same = pk.main(dict(cfg, depths=[0, 0.25, 0.5, 0.75, 1], reuse=done, name='same'))[0]
+    assert same['cells'] == finished['cells'] and same['seconds'] == finished['seconds'] > 0
     md = (tmp_path / 'res' / 'passkey.md').read_text()
     assert '| L_ex / L_tr | depth 0 | depth 0.25 | depth 0.5 | depth 0.75 | depth 1 |' in md
     with pytest.raises(ConfigError, match=r"reuse=.* was made with style='code' and keys \['\d+', '\d+'\], this run"):

@@ -40,10 +40,14 @@ PAST_ONLY = {('smollm2', 'dynamic2'), ('smollm2', 'lminf'), ('smollm2', 'windowe
              ('gemma3', 'lminf')}
 
 
+def pretrained_lengths(model, name):
+    """A pretrained method's lengths in L_tr: PAST_ONLY's at 2 L_tr alone."""
+    return '2' if (model, name) in PAST_ONLY else '0.25,0.5,1,2'
+
+
 def pretrained_recall(model, name, opts):
-    lengths = '2' if (model, name) in PAST_ONLY else '0.25,0.5,1,2'
-    line = (f'python -m analysis.recall --ckpt={model} --lengths={lengths} --span=64 --n=16 --ratio=4 --threads=1 '
-            f'--out_dir={R} {opts} --name={model}_{name}')
+    line = (f'python -m analysis.recall --ckpt={model} --lengths={pretrained_lengths(model, name)} --span=64 --n=16 '
+            f'--ratio=4 --threads=1 --out_dir={R} {opts} --name={model}_{name}')
     return ' '.join(line.split())
 
 
@@ -118,12 +122,10 @@ def ruler():
                   ('gemma3', '_rest'): '240 h'}
     for tasks, stem in ((first, ''), (rest, '_rest')):
         for model, name, opts in methods:
-            past = (model, name) in PAST_ONLY
-            lengths = '--lengths=2' if past else '--lengths=0.25,0.5,1,2'
-            line = (f'python -m analysis.ruler --ckpt={model} {tasks} {lengths} --n=20 --threads=1 {opts} '
-                    f'--out_dir={u} --name={model}_{name}{stem}')
-            out.append(step('ruler', ' '.join(line.split()), (past_costs if past else costs)[model, stem],
-                            reuse=True))
+            line = (f'python -m analysis.ruler --ckpt={model} {tasks} --lengths={pretrained_lengths(model, name)} '
+                    f'--n=20 --threads=1 {opts} --out_dir={u} --name={model}_{name}{stem}')
+            cost = (past_costs if (model, name) in PAST_ONLY else costs)[model, stem]
+            out.append(step('ruler', ' '.join(line.split()), cost, reuse=True))
     # the page: every method beside the plain model on the same samples, and beside its perplexity
     # perplexity from one protocol per model: SmolLM2's table of every method (one input, as smollm2_n4 has no plain
     # RoPE row), Gemma 3's (four inputs)
