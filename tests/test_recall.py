@@ -356,9 +356,13 @@ def test_reuse_goes_on_inside_a_cell_and_ends_as_an_uninterrupted_run(tmp_path, 
     monkeypatch.setattr(rc, 'batch_pairs', stopping)
     calls.clear()
     again = rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json')))
-    # run once more on the finished file: every cell read back, and the record of what they cost kept
-    kept = rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'recall.json'), name='kept'))
-    assert kept[0]['cells'] == again[0]['cells'] and kept[0]['seconds'] == again[0]['seconds'] > 0
+    # once more on the finished file (its seconds set to a value no run here takes): every cell read back, and the
+    # record of what they cost kept
+    data = json.loads((tmp_path / 'out' / 'recall.json').read_text())
+    data['results'][0]['seconds'] = 1234.5
+    (tmp_path / 'out' / 'kept_from.json').write_text(json.dumps(data))
+    kept = rc.main(dict(cfg, reuse=str(tmp_path / 'out' / 'kept_from.json'), name='kept'))
+    assert kept[0]['cells'] == again[0]['cells'] and kept[0]['seconds'] == 1234.5
     assert [drop(c) for c in again[0]['cells']] == full[0]['cells'] and len(calls) == 3
     assert [c.get('spans_scored_before') for c in again[0]['cells']] == [None] * 3 + [1] * 4
     with pytest.raises(ConfigError, match='was made with settings'):
